@@ -1,0 +1,10 @@
+#include "core/error.h"
+
+namespace hadron {
+
+void fail_check(const char* expr, const std::string& message, std::source_location where) {
+  throw Error(fmt::format("check failed: {} ({}) at {}:{} in {}", expr, message,
+                          where.file_name(), where.line(), where.function_name()));
+}
+
+}  // namespace hadron

@@ -1,0 +1,90 @@
+// Backend: every op the models use, declared once. backends/cpu is the reference,
+// backends/cuda the fast path; tests/ops runs each op on every backend against the CPU.
+//
+// Conventions: activations are [T, ...] row-major and contiguous in the backend's
+// activation_dtype(); weights may be any float dtype the backend accepts (the loader converts
+// to weight_dtype()); accumulation and norm/softmax statistics are fp32.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/buffer.h"
+#include "core/tensor.h"
+#include "ops/batch_meta.h"
+
+namespace hadron {
+
+enum class RopeStyle : uint8_t {
+  kNeox,        // rotate halves: (x[i], x[i + d/2]) pairs (Llama, Qwen in HF layout)
+  kInterleaved  // rotate adjacent pairs (x[2i], x[2i+1]) (GPT-J, GLM)
+};
+
+struct AttentionParams {
+  float scale = 1.0f;       // softmax scale, usually 1/sqrt(head_dim)
+  int sliding_window = 0;   // 0: full causal; else attend to the last `sliding_window` keys
+  float logit_softcap = 0;  // 0: none
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+  // dtype of activations between ops (CPU: F32; CUDA: BF16).
+  virtual DType activation_dtype() const = 0;
+  // dtype the loader stores a weight in, given the checkpoint's dtype.
+  virtual DType weight_dtype(DType checkpoint_dtype) const = 0;
+
+  // Memory on this backend's device, uninitialised.
+  virtual Buffer allocate(size_t bytes) = 0;
+  // Copies between host and device or within one; same dtype, shape and contiguity.
+  virtual void copy(const Tensor& src, const Tensor& dst) = 0;
+  // Waits until all queued work is done.
+  virtual void synchronize() = 0;
+
+  // out[t, :] = table[ids[t], :].  ids: I32 [T]; table: [V, H]; out: [T, H].
+  virtual void embedding(const Tensor& ids, const Tensor& table, const Tensor& out) = 0;
+
+  // out = x / rms(x) * weight over the last dim.  x, out: [R, H]; weight: [H].
+  virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
+
+  // residual += x; out = rms_norm(residual).  x, residual, out: [T, H]; weight: [H].
+  virtual void add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                            float eps, const Tensor& out) = 0;
+
+  // out = x @ weight^T (+ bias).  x: [T, K]; weight: [N, K]; bias: [N] or undefined;
+  // out: [T, N]. out may be F32 whatever the activation dtype (used for logits).
+  virtual void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                      const Tensor& out) = 0;
+
+  // Rotary embedding in place on the first rotary_dim dims of each head.
+  // x: [T, n_heads, head_dim]; positions: I32 [T]; cos_sin: F32 [max_pos, rotary_dim]
+  // holding cos for the first rotary_dim/2 columns and sin for the rest.
+  virtual void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
+                    RopeStyle style) = 0;
+
+  // Writes this step's K and V into the paged cache at slot_mapping.
+  // k, v: [T, n_kv_heads, head_dim]; k_cache, v_cache: [n_blocks, block_size, n_kv_heads,
+  // head_dim]; slot_mapping: I32 [T].
+  virtual void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                        const Tensor& v_cache, const Tensor& slot_mapping) = 0;
+
+  // Causal grouped-query attention of this step's queries over the paged cache (which
+  // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
+  virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                         const BatchMeta& meta, const AttentionParams& params,
+                         const Tensor& out) = 0;
+
+  // out = silu(gate) * up, where gate_up = [gate | up].  gate_up: [T, 2I]; out: [T, I].
+  virtual void silu_mul(const Tensor& gate_up, const Tensor& out) = 0;
+
+  // out[r, :] = x[rows[r], :].  x: [T, H]; rows: I32 [R]; out: [R, H].
+  virtual void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace hadron
