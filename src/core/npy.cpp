@@ -56,7 +56,8 @@ NpyArray read_npy(const std::string& path) {
     input_error("{}: no shape in header", path);
   NpyArray array;
   const std::string dims = match[1];
-  std::sregex_iterator it(dims.begin(), dims.end(), std::regex(R"(\d+)")), end;
+  const std::regex number(R"(\d+)");
+  std::sregex_iterator it(dims.begin(), dims.end(), number), end;
   int64_t n = 1;
   for (; it != end; ++it) {
     array.shape.push_back(std::stoll(it->str()));

@@ -1,0 +1,114 @@
+// Paged KV-cache writes and causal grouped-query attention over the paged cache.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace hadron {
+
+void CpuBackend::store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                          const Tensor& v_cache, const Tensor& slot_mapping) {
+  const int64_t n_tokens = k.size(0);
+  const int64_t token_elems = k.size(1) * k.size(2);
+  const int64_t n_slots = k_cache.size(0) * k_cache.size(1);
+  HADRON_CHECK(k.dtype == k_cache.dtype && v.dtype == v_cache.dtype &&
+                   token_elems == k_cache.size(2) * k_cache.size(3) &&
+                   slot_mapping.size(0) == n_tokens,
+               "store_kv {} into {}", k.describe(), k_cache.describe());
+  const size_t token_bytes = token_elems * dtype_size(k.dtype);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int32_t slot = slot_mapping.ptr<int32_t>()[t];
+    HADRON_CHECK(slot >= 0 && slot < n_slots, "slot {} outside cache of {}", slot, n_slots);
+    std::memcpy(static_cast<char*>(k_cache.data) + slot * token_bytes,
+                static_cast<const char*>(k.data) + t * token_bytes, token_bytes);
+    std::memcpy(static_cast<char*>(v_cache.data) + slot * token_bytes,
+                static_cast<const char*>(v.data) + t * token_bytes, token_bytes);
+  }
+}
+
+namespace {
+
+struct AttentionJob {
+  const float* q;
+  const float* k_cache;
+  const float* v_cache;
+  const int32_t* block_table;
+  int64_t block_size, n_heads, n_kv_heads, head_dim;
+  float scale;
+  int sliding_window;
+};
+
+// One query head of one token at `position` attends to keys [first, position].
+void attend(const AttentionJob& job, const float* q, int64_t kv_head, int64_t position,
+            float* out, std::vector<float>& scores) {
+  const int64_t first = job.sliding_window > 0
+                            ? std::max<int64_t>(0, position - job.sliding_window + 1)
+                            : 0;
+  const int64_t n_keys = position - first + 1;
+  scores.resize(n_keys);
+  float max_score = -std::numeric_limits<float>::infinity();
+  auto key_offset = [&](int64_t j) {
+    const int64_t block = job.block_table[j / job.block_size];
+    return ((block * job.block_size + j % job.block_size) * job.n_kv_heads + kv_head) *
+           job.head_dim;
+  };
+  for (int64_t j = first; j <= position; ++j) {
+    const float* key = job.k_cache + key_offset(j);
+    float dot = 0;
+    for (int64_t d = 0; d < job.head_dim; ++d) dot += q[d] * key[d];
+    scores[j - first] = dot * job.scale;
+    max_score = std::max(max_score, scores[j - first]);
+  }
+  double sum = 0;
+  for (float& s : scores) sum += (s = std::exp(s - max_score));
+  std::fill(out, out + job.head_dim, 0.0f);
+  for (int64_t j = first; j <= position; ++j) {
+    const float weight = static_cast<float>(scores[j - first] / sum);
+    const float* value = job.v_cache + key_offset(j);
+    for (int64_t d = 0; d < job.head_dim; ++d) out[d] += weight * value[d];
+  }
+}
+
+}  // namespace
+
+void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                           const BatchMeta& meta, const AttentionParams& params,
+                           const Tensor& out) {
+  const int64_t n_heads = q.size(1), head_dim = q.size(2), n_kv_heads = k_cache.size(2);
+  HADRON_CHECK(q.dtype == DType::F32 && k_cache.dtype == DType::F32 &&
+                   k_cache.size(3) == head_dim && n_heads % n_kv_heads == 0 &&
+                   out.numel() == q.numel() && q.size(0) == meta.n_tokens,
+               "attention q {} over cache {} into {}", q.describe(), k_cache.describe(),
+               out.describe());
+  HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on the CPU");
+  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
+  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
+  const int64_t max_blocks = meta.block_tables.size(1);
+  // Row t of the batch belongs to sequence seq_of[t].
+  std::vector<int32_t> seq_of(meta.n_tokens);
+  for (int s = 0; s < meta.n_seqs; ++s)
+    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const int64_t group = n_heads / n_kv_heads;
+  ThreadPool::global().parallel_for(meta.n_tokens * n_heads, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / n_heads, h = item % n_heads;
+      const int s = seq_of[t];
+      const int64_t q_len = cu_seqlens[s + 1] - cu_seqlens[s];
+      const int64_t position = kv_lens[s] - q_len + (t - cu_seqlens[s]);
+      const AttentionJob job{q.ptr<float>(), k_cache.ptr<float>(), v_cache.ptr<float>(),
+                             meta.block_tables.ptr<int32_t>() + s * max_blocks,
+                             k_cache.size(1), n_heads, n_kv_heads, head_dim, params.scale,
+                             params.sliding_window};
+      attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h / group, position,
+             out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
+    }
+  });
+}
+
+}  // namespace hadron

@@ -1,0 +1,42 @@
+// The CPU backend: the reference for every op. Plain loops, fp32 activations and
+// accumulation, multithreaded over rows/heads with the global ThreadPool.
+#pragma once
+
+#include "ops/backend.h"
+
+namespace hadron {
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::CPU; }
+  std::string name() const override { return "cpu"; }
+  DType activation_dtype() const override { return DType::F32; }
+  DType weight_dtype(DType checkpoint_dtype) const override;
+
+  Buffer allocate(size_t bytes) override { return Buffer::host(bytes); }
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void synchronize() override {}
+
+  void embedding(const Tensor& ids, const Tensor& table, const Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
+  void add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight, float eps,
+                    const Tensor& out) override;
+  void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Tensor& out) override;
+  void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
+            RopeStyle style) override;
+  void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                const Tensor& slot_mapping) override;
+  void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                 const BatchMeta& meta, const AttentionParams& params,
+                 const Tensor& out) override;
+  void silu_mul(const Tensor& gate_up, const Tensor& out) override;
+  void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
+};
+
+// Reads element i of a float tensor of any float dtype as fp32.
+float load_f32(const Tensor& t, int64_t i);
+// Converts `n` elements starting at element `offset` of a float tensor to fp32.
+void load_row_f32(const Tensor& t, int64_t offset, int64_t n, float* dst);
+
+}  // namespace hadron
