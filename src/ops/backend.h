@@ -21,6 +21,15 @@ enum class RopeStyle : uint8_t {
   kInterleaved  // rotate adjacent pairs (x[2i], x[2i+1]) (GPT-J, GLM)
 };
 
+// Layout of a fused q/k/v projection and what to do to it before attention.
+struct QkvParams {
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  float norm_eps = 1e-6f;  // for q/k RMSNorm when given
+  RopeStyle style = RopeStyle::kNeox;
+};
+
 struct AttentionParams {
   float scale = 1.0f;       // softmax scale, usually 1/sqrt(head_dim)
   int sliding_window = 0;   // 0: full causal; else attend to the last `sliding_window` keys
@@ -71,6 +80,17 @@ class Backend {
   // head_dim]; slot_mapping: I32 [T].
   virtual void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache,
                         const Tensor& v_cache, const Tensor& slot_mapping) = 0;
+
+  // The step between the qkv projection and attention, fused: splits qkv, applies per-head
+  // RMSNorm to q and k when q_norm/k_norm are defined, RoPE (as `rope`) to q and k, writes
+  // q to q_out and k, v into the paged cache (as `store_kv`).
+  // qkv: [T, (n_heads + 2 n_kv_heads) * head_dim], rows [q | k | v]; q_norm, k_norm:
+  // [head_dim] or undefined; positions: I32 [T]; q_out: [T, n_heads, head_dim].
+  virtual void qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                              const Tensor& positions, const Tensor& cos_sin,
+                              const QkvParams& params, const Tensor& k_cache,
+                              const Tensor& v_cache, const Tensor& slot_mapping,
+                              const Tensor& q_out) = 0;
 
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
