@@ -25,6 +25,10 @@ class CpuBackend final : public Backend {
               const Tensor& out) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
             RopeStyle style) override;
+  void qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                      const Tensor& positions, const Tensor& cos_sin, const QkvParams& params,
+                      const Tensor& k_cache, const Tensor& v_cache, const Tensor& slot_mapping,
+                      const Tensor& q_out) override;
   void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
                 const Tensor& slot_mapping) override;
   void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
@@ -38,5 +42,11 @@ class CpuBackend final : public Backend {
 float load_f32(const Tensor& t, int64_t i);
 // Converts `n` elements starting at element `offset` of a float tensor to fp32.
 void load_row_f32(const Tensor& t, int64_t offset, int64_t n, float* dst);
+
+// Row kernels shared by the ops.
+// out = x / rms(x) * weight; x and out may alias.
+void rms_normalize(const float* x, const float* weight, int64_t width, float eps, float* out);
+// Rotates one head in place; cos_sin_row holds rotary_dim/2 cosines then as many sines.
+void rope_head(float* head, const float* cos_sin_row, int64_t rotary_dim, RopeStyle style);
 
 }  // namespace hadron

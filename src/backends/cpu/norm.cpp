@@ -7,14 +7,14 @@
 #include "core/thread_pool.h"
 
 namespace hadron {
-namespace {
-
-void normalize_row(const float* x, const float* weight, int64_t width, float eps, float* out) {
+void rms_normalize(const float* x, const float* weight, int64_t width, float eps, float* out) {
   double sum_squares = 0;
   for (int64_t i = 0; i < width; ++i) sum_squares += double{x[i]} * x[i];
   const float inv_rms = 1.0f / std::sqrt(static_cast<float>(sum_squares / width) + eps);
   for (int64_t i = 0; i < width; ++i) out[i] = x[i] * inv_rms * weight[i];
 }
+
+namespace {
 
 std::vector<float> weight_f32(const Tensor& weight) {
   std::vector<float> values(weight.numel());
@@ -33,7 +33,7 @@ void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, cons
   const std::vector<float> w = weight_f32(weight);
   const int64_t n_rows = x.numel() / width;
   for (int64_t r = 0; r < n_rows; ++r)
-    normalize_row(x.ptr<float>() + r * width, w.data(), width, eps, out.ptr<float>() + r * width);
+    rms_normalize(x.ptr<float>() + r * width, w.data(), width, eps, out.ptr<float>() + r * width);
 }
 
 void CpuBackend::add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
@@ -47,7 +47,7 @@ void CpuBackend::add_rms_norm(const Tensor& x, const Tensor& residual, const Ten
   float* res = residual.ptr<float>();
   for (int64_t i = 0; i < x.numel(); ++i) res[i] += x.ptr<float>()[i];
   for (int64_t r = 0; r < x.numel() / width; ++r)
-    normalize_row(res + r * width, w.data(), width, eps, out.ptr<float>() + r * width);
+    rms_normalize(res + r * width, w.data(), width, eps, out.ptr<float>() + r * width);
 }
 
 }  // namespace hadron
