@@ -16,6 +16,8 @@ class Arena {
   // A tensor of the given shape; throws Error when the arena is full.
   Tensor alloc(DType dtype, std::initializer_list<int64_t> shape);
   void reset() { used_ = 0; }
+  // Frees everything allocated after `mark` (a value of used()).
+  void rewind(size_t mark) { used_ = mark; }
   size_t used() const { return used_; }
   size_t high_water() const { return high_water_; }
   size_t capacity() const { return buffer_.bytes(); }

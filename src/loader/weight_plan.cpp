@@ -1,0 +1,56 @@
+#include "loader/weight_plan.h"
+
+#include "core/error.h"
+
+namespace hadron {
+
+std::vector<int64_t> WeightSpec::shape() const {
+  std::vector<int64_t> merged = sources.front().shape;
+  for (size_t i = 1; i < sources.size(); ++i) merged[0] += sources[i].shape[0];
+  return merged;
+}
+
+int64_t WeightSpec::numel() const {
+  int64_t n = 1;
+  for (int64_t dim : shape()) n *= dim;
+  return n;
+}
+
+void WeightPlan::add(Tensor* target, std::string name, std::vector<int64_t> shape) {
+  add_merged(target, {{std::move(name), std::move(shape)}});
+}
+
+void WeightPlan::add_merged(Tensor* target, std::vector<WeightSource> sources) {
+  HADRON_CHECK(!sources.empty() && target != nullptr, "weight with no source or target");
+  for (const WeightSource& source : sources) {
+    HADRON_CHECK(!source.shape.empty() && source.shape.size() == sources[0].shape.size(),
+                 "{}: merged sources need the same rank", source.name);
+    for (size_t d = 1; d < source.shape.size(); ++d)
+      HADRON_CHECK(source.shape[d] == sources[0].shape[d], "{}: merged sources differ in dim {}",
+                   source.name, d);
+  }
+  specs_.push_back({sources[0].name, std::move(sources), target, false});
+}
+
+void WeightPlan::add_optional(Tensor* target, std::string name, std::vector<int64_t> shape) {
+  add(target, std::move(name), std::move(shape));
+  specs_.back().optional = true;
+}
+
+void WeightPlan::allow_unused(std::string prefix) {
+  allowed_unused_prefixes_.push_back(std::move(prefix));
+}
+
+bool WeightPlan::unused_allowed(const std::string& tensor_name) const {
+  for (const std::string& prefix : allowed_unused_prefixes_)
+    if (tensor_name.starts_with(prefix)) return true;
+  return false;
+}
+
+int64_t WeightPlan::n_params() const {
+  int64_t n = 0;
+  for (const WeightSpec& spec : specs_) n += spec.numel();
+  return n;
+}
+
+}  // namespace hadron

@@ -1,0 +1,51 @@
+// WeightPlan: what a model needs from a checkpoint, as data. Each entry maps one or more
+// Hugging Face tensors (concatenated along dim 0: q/k/v -> qkv, gate/up -> gate_up, experts
+// stacked) to one parameter the model holds as a Tensor. The loader fills the plan from a
+// checkpoint or with dummy values and reports anything declared but missing or found but unused.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace hadron {
+
+struct WeightSource {
+  std::string name;            // checkpoint tensor name
+  std::vector<int64_t> shape;  // its expected shape
+};
+
+struct WeightSpec {
+  std::string name;  // the parameter's name, for messages (the first source's name)
+  std::vector<WeightSource> sources;
+  Tensor* target = nullptr;  // where the loaded tensor view goes
+  bool optional = false;     // absent in the checkpoint -> left undefined
+
+  // The merged shape: sources concatenated along dim 0.
+  std::vector<int64_t> shape() const;
+  int64_t numel() const;
+};
+
+class WeightPlan {
+ public:
+  // One parameter from one checkpoint tensor.
+  void add(Tensor* target, std::string name, std::vector<int64_t> shape);
+  // One parameter merged from several tensors along dim 0.
+  void add_merged(Tensor* target, std::vector<WeightSource> sources);
+  // A parameter the checkpoint may lack (e.g. biases of some variants).
+  void add_optional(Tensor* target, std::string name, std::vector<int64_t> shape);
+  // Checkpoint tensors starting with `prefix` may stay unused (vision towers, MTP layers...).
+  void allow_unused(std::string prefix);
+
+  bool unused_allowed(const std::string& tensor_name) const;
+  const std::vector<WeightSpec>& specs() const { return specs_; }
+  int64_t n_params() const;
+
+ private:
+  std::vector<WeightSpec> specs_;
+  std::vector<std::string> allowed_unused_prefixes_;
+};
+
+}  // namespace hadron

@@ -1,0 +1,63 @@
+#include "models/attention_block.h"
+
+#include <cmath>
+
+namespace hadron {
+
+void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix,
+                             const ModelConfig& config, const AttentionOptions& options) {
+  options_ = options;
+  const int64_t hidden = config.hidden_size, d = config.head_dim;
+  const int64_t nq = config.n_heads, nkv = config.n_kv_heads;
+  qkv_params_ = {nq, nkv, d, static_cast<float>(config.rms_norm_eps), options.rope_style};
+  plan.add_merged(&qkv_, {{prefix + "q_proj.weight", {nq * d, hidden}},
+                          {prefix + "k_proj.weight", {nkv * d, hidden}},
+                          {prefix + "v_proj.weight", {nkv * d, hidden}}});
+  if (options.qkv_bias)
+    plan.add_merged(&qkv_bias_, {{prefix + "q_proj.bias", {nq * d}},
+                                 {prefix + "k_proj.bias", {nkv * d}},
+                                 {prefix + "v_proj.bias", {nkv * d}}});
+  if (options.qk_norm) {
+    plan.add(&q_norm_, prefix + "q_norm.weight", {d});
+    plan.add(&k_norm_, prefix + "k_norm.weight", {d});
+  }
+  plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nq * d});
+}
+
+void AttentionBlock::forward(Backend& backend, const Tensor& x, const BatchMeta& meta,
+                             const Tensor& k_cache, const Tensor& v_cache,
+                             const Tensor& cos_sin, Arena& arena, const Tensor& out) const {
+  const int64_t n_tokens = x.size(0), nq = qkv_params_.n_heads, d = qkv_params_.head_dim;
+  const DType act = backend.activation_dtype();
+  const Tensor qkv = arena.alloc(act, {n_tokens, qkv_.size(0)});
+  backend.linear(x, qkv_, qkv_bias_, qkv);
+  const Tensor q = arena.alloc(act, {n_tokens, nq, d});
+  backend.qkv_rope_store(qkv, q_norm_, k_norm_, meta.positions, cos_sin, qkv_params_, k_cache,
+                         v_cache, meta.slot_mapping, q);
+  const Tensor attn = arena.alloc(act, {n_tokens, nq, d});
+  const AttentionParams params{1.0f / std::sqrt(static_cast<float>(d)), options_.sliding_window,
+                               0.0f};
+  backend.attention(q, k_cache, v_cache, meta, params, attn);
+  backend.linear(attn.reshape({n_tokens, nq * d}), o_proj_, Tensor{}, out);
+}
+
+void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
+                       int64_t intermediate) {
+  intermediate_ = intermediate;
+  plan.add_merged(&gate_up_, {{prefix + "gate_proj.weight", {intermediate, hidden}},
+                              {prefix + "up_proj.weight", {intermediate, hidden}}});
+  plan.add(&down_, prefix + "down_proj.weight", {hidden, intermediate});
+}
+
+void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena,
+                       const Tensor& out) const {
+  const int64_t n_tokens = x.size(0);
+  const DType act = backend.activation_dtype();
+  const Tensor gate_up = arena.alloc(act, {n_tokens, 2 * intermediate_});
+  backend.linear(x, gate_up_, Tensor{}, gate_up);
+  const Tensor activated = arena.alloc(act, {n_tokens, intermediate_});
+  backend.silu_mul(gate_up, activated);
+  backend.linear(activated, down_, Tensor{}, out);
+}
+
+}  // namespace hadron

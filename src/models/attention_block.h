@@ -1,0 +1,51 @@
+// Self-attention with options: fused qkv (+bias), optional per-head q/k RMSNorm, RoPE,
+// paged KV cache, grouped-query attention, output projection.
+#pragma once
+
+#include <string>
+
+#include "core/arena.h"
+#include "loader/hf_config.h"
+#include "loader/weight_plan.h"
+#include "ops/backend.h"
+
+namespace hadron {
+
+struct AttentionOptions {
+  bool qkv_bias = false;  // biases on q/k/v projections
+  bool qk_norm = false;   // RMSNorm over head_dim on q and k before RoPE
+  RopeStyle rope_style = RopeStyle::kNeox;
+  int sliding_window = 0;
+};
+
+class AttentionBlock {
+ public:
+  // prefix: e.g. "model.layers.3.self_attn."
+  void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
+               const AttentionOptions& options);
+
+  // x: normed input [T, hidden]; out: [T, hidden].
+  void forward(Backend& backend, const Tensor& x, const BatchMeta& meta, const Tensor& k_cache,
+               const Tensor& v_cache, const Tensor& cos_sin, Arena& arena,
+               const Tensor& out) const;
+
+ private:
+  AttentionOptions options_;
+  QkvParams qkv_params_;
+  Tensor qkv_, qkv_bias_, q_norm_, k_norm_, o_proj_;
+};
+
+// A SwiGLU MLP: down(silu(gate(x)) * up(x)) with gate and up fused.
+class GatedMlp {
+ public:
+  // prefix: e.g. "model.layers.3.mlp."
+  void declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
+               int64_t intermediate);
+  void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
+
+ private:
+  int64_t intermediate_ = 0;
+  Tensor gate_up_, down_;
+};
+
+}  // namespace hadron

@@ -1,0 +1,79 @@
+#include "models/dense_decoder.h"
+
+#include "core/error.h"
+#include "models/rope.h"
+
+namespace hadron {
+
+DenseDecoder::DenseDecoder(const ModelConfig& config, Backend& backend,
+                           const DenseDecoderOptions& options)
+    : Model(config, backend), options_(options), layers_(config.n_layers) {}
+
+void DenseDecoder::declare_weights(WeightPlan& plan) {
+  const int64_t hidden = config_.hidden_size;
+  plan.add(&embed_tokens_, "model.embed_tokens.weight", {config_.vocab_size, hidden});
+  for (int64_t i = 0; i < config_.n_layers; ++i) {
+    const std::string prefix = fmt::format("model.layers.{}.", i);
+    Layer& layer = layers_[i];
+    plan.add(&layer.input_norm, prefix + "input_layernorm.weight", {hidden});
+    plan.add(&layer.post_attention_norm, prefix + "post_attention_layernorm.weight", {hidden});
+    AttentionOptions attention = options_.attention;
+    if (!config_.layer_types.empty() && config_.layer_types[i] == LayerKind::kSlidingAttention)
+      attention.sliding_window = static_cast<int>(config_.sliding_window);
+    layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
+    layer.mlp.declare(plan, prefix + "mlp.", hidden, config_.intermediate_size);
+  }
+  plan.add(&final_norm_, "model.norm.weight", {hidden});
+  if (config_.tie_word_embeddings)
+    plan.allow_unused("lm_head.weight");  // some tied checkpoints still store a copy
+  else
+    plan.add(&lm_head_, "lm_head.weight", {config_.vocab_size, hidden});
+}
+
+void DenseDecoder::prepare(int64_t max_positions) {
+  if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
+  const int64_t rotary_dim = rope_rotary_dim(config_.rope, config_.head_dim);
+  const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
+  cos_sin_storage_ = backend_.allocate(table.size() * sizeof(float));
+  cos_sin_ = cos_sin_storage_.view(DType::F32, {max_positions, rotary_dim});
+  backend_.copy(Tensor::view_of(const_cast<float*>(table.data()), DType::F32,
+                                {max_positions, rotary_dim}),
+                cos_sin_);
+}
+
+std::vector<KvLayerSpec> DenseDecoder::kv_layers() const {
+  return std::vector<KvLayerSpec>(config_.n_layers, {config_.n_kv_heads, config_.head_dim});
+}
+
+Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) {
+  const int64_t n_tokens = meta.n_tokens, hidden = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  const DType act = backend_.activation_dtype();
+  const Tensor residual = arena.alloc(act, {n_tokens, hidden});
+  const Tensor normed = arena.alloc(act, {n_tokens, hidden});
+  const Tensor branch = arena.alloc(act, {n_tokens, hidden});  // attention or MLP output
+  backend_.embedding(meta.token_ids, embed_tokens_, residual);
+  const size_t layer_mark = arena.used();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layer = layers_[i];
+    if (i == 0)
+      backend_.rms_norm(residual, layer.input_norm, eps, normed);
+    else
+      backend_.add_rms_norm(branch, residual, layer.input_norm, eps, normed);
+    layer.attention.forward(backend_, normed, meta, kv.k_cache(i), kv.v_cache(i), cos_sin_,
+                            arena, branch);
+    backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);
+    layer.mlp.forward(backend_, normed, arena, branch);
+    arena.rewind(layer_mark);
+  }
+  backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);
+  const Tensor rows = arena.alloc(act, {meta.logits_rows.size(0), hidden});
+  backend_.gather_rows(normed, meta.logits_rows, rows);
+  return rows;
+}
+
+void DenseDecoder::compute_logits(const Tensor& hidden, const Tensor& logits) {
+  backend_.linear(hidden, lm_head_, Tensor{}, logits);
+}
+
+}  // namespace hadron

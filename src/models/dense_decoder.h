@@ -1,0 +1,40 @@
+// A dense pre-norm decoder (Llama family): embedding, N x [RMSNorm, attention, RMSNorm,
+// gated MLP] with residuals, final RMSNorm, LM head (optionally tied to the embedding).
+#pragma once
+
+#include <vector>
+
+#include "models/attention_block.h"
+#include "models/model.h"
+
+namespace hadron {
+
+struct DenseDecoderOptions {
+  AttentionOptions attention;
+};
+
+class DenseDecoder : public Model {
+ public:
+  DenseDecoder(const ModelConfig& config, Backend& backend, const DenseDecoderOptions& options);
+
+  void declare_weights(WeightPlan& plan) override;
+  void prepare(int64_t max_positions) override;
+  std::vector<KvLayerSpec> kv_layers() const override;
+  Tensor forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) override;
+  void compute_logits(const Tensor& hidden, const Tensor& logits) override;
+
+ private:
+  struct Layer {
+    Tensor input_norm, post_attention_norm;
+    AttentionBlock attention;
+    GatedMlp mlp;
+  };
+
+  DenseDecoderOptions options_;
+  Tensor embed_tokens_, final_norm_, lm_head_;
+  std::vector<Layer> layers_;
+  Buffer cos_sin_storage_;
+  Tensor cos_sin_;  // F32 [max_positions, rotary_dim]
+};
+
+}  // namespace hadron

@@ -1,0 +1,41 @@
+// Model: declares its weights as data and runs forward over a batch on one backend.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/arena.h"
+#include "kv/kv_cache.h"
+#include "loader/hf_config.h"
+#include "loader/weight_plan.h"
+#include "ops/backend.h"
+
+namespace hadron {
+
+class Model {
+ public:
+  Model(const ModelConfig& config, Backend& backend) : config_(config), backend_(backend) {}
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+
+  // Every checkpoint tensor the model reads, mapped to its parameters.
+  virtual void declare_weights(WeightPlan& plan) = 0;
+  // Called once the weights are loaded: builds derived tables (rope) for up to max_positions.
+  virtual void prepare(int64_t max_positions) = 0;
+  // One entry per layer that keeps a KV cache.
+  virtual std::vector<KvLayerSpec> kv_layers() const = 0;
+  // Runs the decoder on meta's tokens and returns the final hidden states of
+  // meta.logits_rows: [R, hidden] in the backend's activation dtype, allocated from `arena`.
+  virtual Tensor forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) = 0;
+  // logits: F32 [R, vocab] from hidden [R, hidden].
+  virtual void compute_logits(const Tensor& hidden, const Tensor& logits) = 0;
+
+ protected:
+  const ModelConfig config_;
+  Backend& backend_;
+};
+
+}  // namespace hadron

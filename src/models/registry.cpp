@@ -1,0 +1,34 @@
+// The only place architecture strings appear.
+#include "models/registry.h"
+
+#include <utility>
+
+#include "core/error.h"
+
+namespace hadron {
+namespace {
+
+constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
+    {"LlamaForCausalLM", make_llama},
+    {"Qwen3ForCausalLM", make_qwen3},
+};
+
+}  // namespace
+
+std::vector<std::string> supported_architectures() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : kRegistry) names.emplace_back(name);
+  return names;
+}
+
+std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend) {
+  for (const auto& [name, factory] : kRegistry)
+    if (config.architecture == name) return factory(config, backend);
+  std::string supported;
+  for (const std::string& name : supported_architectures())
+    supported += (supported.empty() ? "" : ", ") + name;
+  input_error("{}: architecture '{}' is not implemented yet; supported: {}", config.source,
+              config.architecture, supported);
+}
+
+}  // namespace hadron

@@ -1,0 +1,22 @@
+// The model registry: architecture string (config.json "architectures") -> factory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+
+namespace hadron {
+
+using ModelFactory = std::unique_ptr<Model> (*)(const ModelConfig& config, Backend& backend);
+
+std::unique_ptr<Model> make_llama(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_qwen3(const ModelConfig& config, Backend& backend);
+
+// Architectures that can run today.
+std::vector<std::string> supported_architectures();
+// Creates the model for config.architecture; InputError listing the supported ones otherwise.
+std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend);
+
+}  // namespace hadron
