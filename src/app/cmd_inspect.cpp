@@ -1,0 +1,55 @@
+// hadron inspect: the normalised config, parameter count and weight memory per dtype.
+#include <cstdio>
+#include <filesystem>
+
+#include "app/command.h"
+#include "core/error.h"
+#include "loader/hf_config.h"
+#include "loader/safetensors.h"
+#include "models/registry.h"
+
+namespace hadron::app {
+namespace {
+
+struct InspectArgs {
+  std::string model_dir;
+  std::string load_format = "auto";
+};
+
+std::string gigabytes(double bytes) { return fmt::format("{:.3f} GB", bytes / 1e9); }
+
+void run_inspect(const InspectArgs& args) {
+  const ModelConfig config = load_model_config(args.model_dir);
+  std::printf("%s\n", describe(config).c_str());
+  const std::unique_ptr<Backend> backend = make_cpu_backend();
+  const std::unique_ptr<Model> model = create_model(config, *backend);
+  WeightPlan plan;
+  model->declare_weights(plan);
+  const auto n_params = static_cast<double>(plan.n_params());
+  std::printf("parameters: %.0f (%.3f B) in %zu tensors\n", n_params, n_params / 1e9,
+              plan.specs().size());
+  std::printf("weight memory: F32 %s, BF16/F16 %s, FP8 %s\n", gigabytes(4 * n_params).c_str(),
+              gigabytes(2 * n_params).c_str(), gigabytes(n_params).c_str());
+  if (args.load_format == "dummy") return;
+  const Checkpoint checkpoint = Checkpoint::open(args.model_dir);
+  double bytes = 0;
+  for (const std::string& name : checkpoint.names()) bytes += checkpoint.find(name)->nbytes;
+  std::printf("checkpoint: %zu tensors, %s\n", checkpoint.size(), gigabytes(bytes).c_str());
+}
+
+void setup_inspect(CLI::App& app) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* command =
+      app.add_subcommand("inspect", "show a model's normalised config and weight memory");
+  command->add_option("model", args->model_dir, "model folder or config.json")->required();
+  command->add_option("--load-format", args->load_format,
+                      "dummy: do not look for safetensors files")
+      ->check(CLI::IsMember({"auto", "safetensors", "dummy"}));
+  command->callback([args] { run_inspect(*args); });
+}
+
+}  // namespace
+
+HADRON_COMMAND(setup_inspect);
+
+}  // namespace hadron::app

@@ -1,0 +1,73 @@
+#include "app/engine_flags.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace hadron::app {
+
+std::string default_model_dir() {
+  // Next to the executable's build tree first (build/hadron -> models/default), then the cwd.
+  std::error_code error;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path()) {
+      if (std::filesystem::exists(dir / "models/default/config.json"))
+        return (dir / "models/default").string();
+    }
+  }
+  return "models/default";
+}
+
+void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format) {
+  options.model_path = default_model_dir();
+  command.add_option("--model,-m", options.model_path,
+                     "model folder (config.json + safetensors); default: models/default");
+  command.add_option("--load-format", load_format, "auto (safetensors) or dummy (random weights)")
+      ->check(CLI::IsMember({"auto", "safetensors", "dummy"}));
+  command.add_option("--device", options.device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  command.add_option("--max-model-len", options.max_model_len, "context length (tokens)");
+  command.add_option("--max-num-seqs", options.max_num_seqs, "sequences in flight at once");
+  command.add_option("--max-num-batched-tokens", options.max_num_batched_tokens,
+                     "tokens per step (prefill chunk size)");
+  command.add_option("--block-size", options.block_size, "tokens per KV-cache block");
+  command.add_option("--gpu-memory-utilization", options.gpu_memory_utilization,
+                     "fraction of GPU memory hadron may use");
+  command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
+}
+
+void finish_engine_options(EngineOptions& options, const std::string& load_format) {
+  options.dummy_weights = load_format == "dummy";
+  if (options.max_num_seqs < 1) input_error("--max-num-seqs must be at least 1");
+  if (options.max_num_batched_tokens < 1) input_error("--max-num-batched-tokens must be >= 1");
+  if (options.block_size < 1 || options.block_size > 1024)
+    input_error("--block-size must be in [1, 1024]");
+  if (options.gpu_memory_utilization <= 0 || options.gpu_memory_utilization > 1)
+    input_error("--gpu-memory-utilization must be in (0, 1]");
+  if (options.max_model_len < 0) input_error("--max-model-len must be positive");
+}
+
+std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {
+  std::vector<int32_t> ids;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || value < 0 || value > INT32_MAX)
+      input_error("{}: '{}' is not a token id", what, word);
+    ids.push_back(static_cast<int32_t>(value));
+  }
+  if (ids.empty()) input_error("{}: no token ids", what);
+  return ids;
+}
+
+}  // namespace hadron::app

@@ -1,0 +1,25 @@
+// Flags shared by every command that loads a model (vLLM spellings where they exist).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "engine/loaded_model.h"
+
+namespace hadron::app {
+
+// The model folder shipped with hadron, used when --model is not given.
+std::string default_model_dir();
+
+// Adds --model, --load-format, --device, --max-model-len, --max-num-seqs,
+// --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --seed to `command`.
+void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
+
+// Checks the values and applies --load-format; throws InputError on bad values.
+void finish_engine_options(EngineOptions& options, const std::string& load_format);
+
+// Parses whitespace-separated token ids; InputError naming `what` on anything else.
+std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what);
+
+}  // namespace hadron::app

@@ -1,0 +1,58 @@
+// LoadedModel: a backend, a model with its weights, a KV pool and a runner, made from
+// a model folder (or dummy weights) and the user's options.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/model_runner.h"
+#include "kv/block_allocator.h"
+#include "models/weight_loader.h"
+
+namespace hadron {
+
+struct EngineOptions {
+  std::string model_path;
+  bool dummy_weights = false;       // --load-format dummy
+  std::string device = "auto";      // auto | cpu | cuda
+  int64_t max_model_len = 0;        // 0: the config's, capped at kDefaultMaxModelLen
+  int64_t max_num_seqs = 16;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t block_size = 16;
+  double gpu_memory_utilization = 0.9;
+  uint64_t seed = 0;
+  bool verbose = true;              // progress and timings on stderr
+};
+
+inline constexpr int64_t kDefaultMaxModelLen = 8192;
+
+class LoadedModel {
+ public:
+  static std::unique_ptr<LoadedModel> load(const EngineOptions& options);
+
+  Backend& backend() { return *backend_; }
+  Model& model() { return *model_; }
+  const ModelConfig& config() const { return model_->config(); }
+  ModelRunner& runner() { return *runner_; }
+  KvCache& kv() { return *kv_; }
+  BlockAllocator& blocks() { return *blocks_; }
+  int64_t max_model_len() const { return max_model_len_; }
+  size_t weight_bytes() const { return weights_.bytes; }
+
+ private:
+  LoadedModel() = default;
+
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Model> model_;
+  LoadedWeights weights_;
+  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<BlockAllocator> blocks_;
+  std::unique_ptr<ModelRunner> runner_;
+  int64_t max_model_len_ = 0;
+};
+
+// The backend for `device` (auto picks CUDA when a GPU is present).
+std::unique_ptr<Backend> make_backend(const std::string& device);
+
+}  // namespace hadron

@@ -1,0 +1,97 @@
+#include "engine/model_runner.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hadron {
+namespace {
+
+// Activation bytes one token needs at most, generously: the widest intermediate tensors
+// of one layer plus the residual stream, in fp32.
+size_t arena_bytes(const ModelConfig& config, int64_t max_tokens) {
+  const int64_t qkv = (config.n_heads + 2 * config.n_kv_heads) * config.head_dim;
+  const int64_t widest = std::max({2 * config.intermediate_size + config.intermediate_size,
+                                   qkv + 2 * config.n_heads * config.head_dim,
+                                   config.vocab_size});
+  return static_cast<size_t>(max_tokens) * (widest + 4 * config.hidden_size) * sizeof(float) +
+         (1 << 20);
+}
+
+}  // namespace
+
+ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens)
+    : backend_(backend), model_(model), kv_(kv), max_tokens_(max_tokens),
+      arena_(backend.allocate(arena_bytes(model.config(), max_tokens))) {}
+
+BatchMeta ModelRunner::build_meta(std::span<const SequenceStep> steps) {
+  const int64_t block_size = kv_.block_size();
+  BatchMeta meta;
+  meta.n_seqs = static_cast<int>(steps.size());
+  meta.block_size = static_cast<int>(block_size);
+  size_t max_blocks = 1;
+  for (const SequenceStep& s : steps) max_blocks = std::max(max_blocks, s.blocks.size());
+  std::vector<int32_t> ids, positions, cu_seqlens{0}, kv_lens, slots, logits_rows;
+  std::vector<int32_t> tables(steps.size() * max_blocks, 0);
+  meta.decode_only = true;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const SequenceStep& s = steps[i];
+    const int64_t kv_len = s.n_cached + static_cast<int64_t>(s.tokens.size());
+    HADRON_CHECK(!s.tokens.empty() && kv_len <= static_cast<int64_t>(s.blocks.size()) * block_size,
+                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
+                 s.blocks.size());
+    for (size_t j = 0; j < s.tokens.size(); ++j) {
+      const int64_t pos = s.n_cached + static_cast<int64_t>(j);
+      if (s.all_logits || j + 1 == s.tokens.size()) logits_rows.push_back(ids.size());
+      ids.push_back(s.tokens[j]);
+      positions.push_back(static_cast<int32_t>(pos));
+      slots.push_back(static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
+                                           pos % block_size));
+    }
+    std::copy(s.blocks.begin(), s.blocks.end(), tables.begin() + i * max_blocks);
+    cu_seqlens.push_back(static_cast<int32_t>(ids.size()));
+    kv_lens.push_back(static_cast<int32_t>(kv_len));
+    meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(s.tokens.size()));
+    meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
+    meta.decode_only = meta.decode_only && s.tokens.size() == 1;
+  }
+  meta.n_tokens = static_cast<int>(ids.size());
+  HADRON_CHECK(meta.n_tokens <= max_tokens_, "step of {} tokens exceeds the runner's {}",
+               meta.n_tokens, max_tokens_);
+  // Every index array goes up in one copy and is viewed from one device buffer.
+  const std::vector<int32_t>* arrays[] = {&ids, &positions, &cu_seqlens, &kv_lens,
+                                          &slots, &tables, &logits_rows};
+  std::vector<int32_t> staging;
+  for (const auto* array : arrays) staging.insert(staging.end(), array->begin(), array->end());
+  const auto total = static_cast<int64_t>(staging.size());
+  if (meta_storage_.bytes() < staging.size() * sizeof(int32_t))
+    meta_storage_ = backend_.allocate(std::max<size_t>(staging.size() * sizeof(int32_t) * 2, 4096));
+  backend_.copy(Tensor::view_of(staging.data(), DType::I32, {total}),
+                meta_storage_.view(DType::I32, {total}));
+  Tensor* fields[] = {&meta.token_ids, &meta.positions, &meta.cu_seqlens_q, &meta.seq_lens_kv,
+                      &meta.slot_mapping, &meta.block_tables, &meta.logits_rows};
+  auto* cursor = static_cast<int32_t*>(meta_storage_.data());
+  for (size_t f = 0; f < std::size(arrays); ++f) {
+    const auto n = static_cast<int64_t>(arrays[f]->size());
+    *fields[f] = Tensor::view_of(cursor, DType::I32, {n}, backend_.device());
+    cursor += n;
+  }
+  meta.block_tables = meta.block_tables.reshape(
+      {static_cast<int64_t>(steps.size()), static_cast<int64_t>(max_blocks)});
+  return meta;
+}
+
+std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
+  arena_.reset();
+  const BatchMeta meta = build_meta(steps);
+  const Tensor hidden = model_.forward(meta, kv_, arena_);
+  const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
+  const Tensor logits = arena_.alloc(DType::F32, {n_rows, vocab});
+  model_.compute_logits(hidden, logits);
+  std::vector<float> host(n_rows * vocab);
+  backend_.copy(logits, Tensor::view_of(host.data(), DType::F32, {n_rows, vocab}));
+  backend_.synchronize();
+  return host;
+}
+
+}  // namespace hadron
