@@ -25,7 +25,8 @@ std::unique_ptr<Backend> make_backend(const std::string& device) {
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
-  const ModelConfig config = load_model_config(options.model_path);
+  const ModelConfig config = load_model_config(
+      options.config_path.empty() ? options.model_path : options.config_path);
   loaded->backend_ = make_backend(options.device);
   Backend& backend = *loaded->backend_;
   loaded->model_ = create_model(config, backend);

@@ -14,6 +14,7 @@ namespace hadron {
 
 struct EngineOptions {
   std::string model_path;
+  std::string config_path;          // empty: model_path's config.json
   bool dummy_weights = false;       // --load-format dummy
   std::string device = "auto";      // auto | cpu | cuda
   int64_t max_model_len = 0;        // 0: the config's, capped at kDefaultMaxModelLen

@@ -1,0 +1,141 @@
+// hadron's CPU logits against Hugging Face transformers' fp32 logits on tiny random
+// checkpoints (tools/make_fixtures.py): teacher-forced prefill, token-by-token decode through
+// the paged KV cache, and greedy continuations.
+//
+// Metric: max |hadron - transformers| over a sequence's logits, divided by
+// max |transformers logit|; must be <= 1e-3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/npy.h"
+#include "engine/generator.h"
+
+namespace hadron {
+namespace {
+
+constexpr double kTolerance = 1e-3;
+
+struct FixtureCase {
+  std::string name;
+  std::string config_file;  // config.json (transformers 5) or config.original.json (hub style)
+};
+
+std::string fixture_dir(const std::string& name) {
+  return std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+nlohmann::json reference_of(const std::string& name) {
+  std::ifstream in(fixture_dir(name) + "/reference.json");
+  return nlohmann::json::parse(in);
+}
+
+// max |a - b| / max |b| over rows [row_begin, row_begin + n_rows) of b.
+double relative_error(const float* a, const NpyArray& b, int64_t row_begin, int64_t n_rows) {
+  const int64_t vocab = b.shape[1];
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < n_rows * vocab; ++i) {
+    const float ref = b.values[row_begin * vocab + i];
+    max_diff = std::max(max_diff, std::fabs(double{a[i]} - ref));
+    max_ref = std::max(max_ref, std::fabs(double{ref}));
+  }
+  return max_diff / max_ref;
+}
+
+class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
+ protected:
+  void SetUp() override {
+    EngineOptions options;
+    options.model_path = fixture_dir(GetParam().name);
+    options.config_path = options.model_path + "/" + GetParam().config_file;
+    options.device = "cpu";
+    options.max_model_len = 128;
+    options.max_num_seqs = 4;
+    options.max_num_batched_tokens = 64;
+    options.verbose = false;
+    model_ = LoadedModel::load(options);
+    reference_ = reference_of(GetParam().name);
+  }
+
+  std::vector<int32_t> prompt(size_t i) const { return reference_["prompts"][i]; }
+  std::vector<int32_t> continuation(size_t i) const { return reference_["continuations"][i]; }
+  NpyArray logits(size_t i) const {
+    return read_npy(fixture_dir(GetParam().name) + "/logits_" + std::to_string(i) + ".npy");
+  }
+  size_t n_prompts() const { return reference_["prompts"].size(); }
+
+  std::unique_ptr<LoadedModel> model_;
+  nlohmann::json reference_;
+};
+
+TEST_P(FixtureTest, PrefillLogitsMatchTransformers) {
+  for (size_t i = 0; i < n_prompts(); ++i) {
+    std::vector<int32_t> tokens = prompt(i);
+    for (int32_t t : continuation(i)) tokens.push_back(t);
+    const std::vector<float> ours = score(*model_, tokens);
+    const NpyArray ref = logits(i);
+    ASSERT_EQ(ref.shape[0], static_cast<int64_t>(tokens.size()));
+    const double error = relative_error(ours.data(), ref, 0, ref.shape[0]);
+    EXPECT_LE(error, kTolerance) << "prompt " << i;
+    RecordProperty("prefill_rel_error_" + std::to_string(i), std::to_string(error));
+    std::printf("[%s %s] prompt %zu prefill max|diff|/max|logit| = %.2e\n",
+                GetParam().name.c_str(), GetParam().config_file.c_str(), i, error);
+  }
+}
+
+TEST_P(FixtureTest, DecodeThroughKvCacheMatchesTransformers) {
+  const int64_t vocab = model_->config().vocab_size;
+  for (size_t i = 0; i < n_prompts(); ++i) {
+    std::vector<int32_t> tokens = prompt(i);
+    const size_t prompt_len = tokens.size();
+    for (int32_t t : continuation(i)) tokens.push_back(t);
+    const NpyArray ref = logits(i);
+    auto blocks = model_->blocks().allocate(8);
+    ASSERT_TRUE(blocks);
+    // Prefill the prompt, then feed the continuation one token per step (teacher forcing).
+    SequenceStep step{std::span(tokens).first(prompt_len), 0, *blocks, false};
+    std::vector<float> step_logits = model_->runner().step({&step, 1});
+    double worst = relative_error(step_logits.data(), ref, prompt_len - 1, 1);
+    for (size_t pos = prompt_len; pos < tokens.size(); ++pos) {
+      step = {std::span(tokens).subspan(pos, 1), static_cast<int64_t>(pos), *blocks, false};
+      step_logits = model_->runner().step({&step, 1});
+      ASSERT_EQ(static_cast<int64_t>(step_logits.size()), vocab);
+      worst = std::max(worst, relative_error(step_logits.data(), ref, pos, 1));
+    }
+    model_->blocks().free(*blocks);
+    EXPECT_LE(worst, kTolerance) << "prompt " << i;
+    std::printf("[%s %s] prompt %zu decode worst max|diff|/max|logit| = %.2e\n",
+                GetParam().name.c_str(), GetParam().config_file.c_str(), i, worst);
+  }
+}
+
+TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
+  std::vector<GenerationRequest> requests;
+  for (size_t i = 0; i < n_prompts(); ++i)
+    requests.push_back({prompt(i), static_cast<int64_t>(continuation(i).size()), {}, {}});
+  // All prompts in one batch: each sequence's output must not depend on its batch mates.
+  const std::vector<GenerationResult> results = generate(*model_, requests);
+  for (size_t i = 0; i < n_prompts(); ++i)
+    EXPECT_EQ(results[i].tokens, continuation(i)) << "prompt " << i;
+}
+
+std::vector<FixtureCase> all_cases() {
+  std::vector<FixtureCase> cases;
+  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4"})
+    for (const char* config : {"config.json", "config.original.json"})
+      cases.push_back({name, config});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transformers, FixtureTest, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) {
+                           std::string id = info.param.name + "_" + info.param.config_file;
+                           for (char& c : id)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return id;
+                         });
+
+}  // namespace
+}  // namespace hadron
