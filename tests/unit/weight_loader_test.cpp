@@ -1,0 +1,77 @@
+// The loader reports every declared tensor it did not find, every shape mismatch and every
+// checkpoint tensor nobody used, naming them.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "loader/safetensors.h"
+#include "models/registry.h"
+#include "models/weight_loader.h"
+
+namespace hadron {
+namespace {
+
+const std::string kFixture = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-tied";
+
+std::string load_error(ModelConfig config) {
+  const std::unique_ptr<Backend> backend = make_cpu_backend();
+  const std::unique_ptr<Model> model = create_model(config, *backend);
+  WeightPlan plan;
+  model->declare_weights(plan);
+  try {
+    load_weights(plan, Checkpoint::open(kFixture), *backend);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WeightLoader, LoadsAFixtureCompletely) {
+  const ModelConfig config = load_model_config(kFixture);
+  EXPECT_EQ(load_error(config), "");
+}
+
+TEST(WeightLoader, ReportsUnusedTensors) {
+  ModelConfig config = load_model_config(kFixture);
+  config.architecture = "LlamaForCausalLM";  // has no q/k norm weights
+  const std::string error = load_error(config);
+  EXPECT_NE(error.find("unused checkpoint tensor model.layers.0.self_attn.q_norm.weight"),
+            std::string::npos)
+      << error;
+}
+
+TEST(WeightLoader, ReportsShapeMismatchesWithFileAndShapes) {
+  ModelConfig config = load_model_config(kFixture);
+  config.intermediate_size += 8;
+  const std::string error = load_error(config);
+  EXPECT_NE(error.find("model.layers.1.mlp.gate_proj.weight in "), std::string::npos) << error;
+  EXPECT_NE(error.find("expected shape [136, 64], found [128, 64]"), std::string::npos) << error;
+}
+
+TEST(WeightLoader, ReportsMissingTensors) {
+  ModelConfig config = load_model_config(kFixture);
+  config.n_layers += 1;
+  const std::string error = load_error(config);
+  EXPECT_NE(error.find("missing tensor model.layers.2.self_attn.q_proj.weight"),
+            std::string::npos)
+      << error;
+}
+
+TEST(WeightLoader, DummyWeightsAreSeededAndNotZero) {
+  const ModelConfig config = load_model_config(kFixture);
+  const std::unique_ptr<Backend> backend = make_cpu_backend();
+  const std::unique_ptr<Model> model = create_model(config, *backend);
+  WeightPlan plan;
+  model->declare_weights(plan);
+  LoadedWeights a = load_dummy_weights(plan, *backend, DType::BF16, 1);
+  const Tensor first = *plan.specs()[0].target;
+  std::vector<uint16_t> values(first.ptr<uint16_t>(), first.ptr<uint16_t>() + first.numel());
+  LoadedWeights b = load_dummy_weights(plan, *backend, DType::BF16, 1);
+  const Tensor again = *plan.specs()[0].target;
+  EXPECT_TRUE(std::equal(values.begin(), values.end(), again.ptr<uint16_t>()));
+  int zeros = 0;
+  for (uint16_t v : values) zeros += v == 0;
+  EXPECT_LT(zeros, static_cast<int>(values.size() / 100));
+}
+
+}  // namespace
+}  // namespace hadron
