@@ -2,8 +2,8 @@
 """Trains models/default: a small Qwen3ForCausalLM and its byte-level BPE tokenizer on the KJV Bible.
 
 Data
-  The King James Version of the Bible (1611 translation, Blayney's 1769 text as distributed with
-  the `bible` program), from Debian 12's packages bible-kjv-text 4.38 (the compressed text,
+  The King James Version of the Bible (1611) as the `bible` program ships it, from Debian 12's
+  packages bible-kjv-text 4.38 (the compressed text,
   /usr/lib/bible.data) and bible-kjv 4.38 (the `bible` program that expands it).
   tools/get_training_corpus.sh extracts it into .train-data/kjv.txt: 31,102 verses, one a line,
   "Ge1:1 In the beginning God created the heaven and the earth.", 4,404,412 bytes,
@@ -11,7 +11,7 @@ Data
 Licence
   The KJV text is in the public domain (Debian's copyright file: "The copyright for the King
   James Version text of the Bible is expired"); in the United Kingdom the Crown's letters patent
-  still restrict printing it. The package's program is GPL-2+, but only the text is used here.
+  still restrict printing it. Only the text is used, not the `bible` program (GPL-2+).
 Split
   The 1,189 chapters in canonical order, numbered from 0: chapter % 20 == 7 is validation (early
   stopping), chapter % 20 == 17 is test (the reported perplexity), the rest (90 %) is training.
@@ -42,7 +42,8 @@ Outputs
 Reproducibility
   Seeds are fixed (--seed); GPU kernels may still differ in the last bits between runs.
 
-Usage (repository root; on the GPU machine, about two minutes on one H100):
+Usage (repository root; on the GPU machine: 87 s on one H200, 64 s of it training, where the
+validation loss was best at step 800 of 1600 and test perplexity came out at 24.34):
   tools/get_training_corpus.sh    # here, with Debian's registry; carry .train-data/
   python3 tools/train_default_model.py
 """
