@@ -3,8 +3,8 @@
 
 Data
   The King James Version of the Bible (1611) as the `bible` program ships it, from Debian 12's
-  packages bible-kjv-text 4.38 (the compressed text,
-  /usr/lib/bible.data) and bible-kjv 4.38 (the `bible` program that expands it).
+  packages bible-kjv-text 4.38 (the compressed text, /usr/lib/bible.data) and bible-kjv 4.38
+  (the `bible` program that expands it).
   tools/get_training_corpus.sh extracts it into .train-data/kjv.txt: 31,102 verses, one a line,
   "Ge1:1 In the beginning God created the heaven and the earth.", 4,404,412 bytes,
   sha256 cd45f0c9cedab8e4439bd6486c8952c77cc8b0ecc5d1f6ae3513f2039f47229d.
