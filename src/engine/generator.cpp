@@ -119,7 +119,7 @@ std::vector<GenerationResult> generate(LoadedModel& model,
   }
   std::vector<GenerationResult> results;
   for (Sequence& seq : seqs) {
-    model.blocks().free(seq.blocks);
+    model.blocks().release(seq.blocks);
     seq.result.tokens.assign(seq.tokens.begin() + seq.prompt_len, seq.tokens.end());
     if (seq.request->max_tokens == 0) seq.result.tokens.clear();
     results.push_back(std::move(seq.result));
@@ -146,7 +146,7 @@ std::vector<float> score(LoadedModel& model, const std::vector<int32_t>& tokens)
     all.insert(all.end(), logits.begin(), logits.end());
     seq.n_cached += n;
   }
-  model.blocks().free(seq.blocks);
+  model.blocks().release(seq.blocks);
   return all;
 }
 

@@ -49,7 +49,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const int64_t n_blocks = blocks_per_seq * options.max_num_seqs;
   loaded->kv_ = std::make_unique<KvCache>(backend, loaded->model_->kv_layers(), n_blocks,
                                           options.block_size, backend.activation_dtype());
-  loaded->blocks_ = std::make_unique<BlockAllocator>(n_blocks);
+  loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size,
+                                                     options.enable_prefix_caching);
   loaded->runner_ = std::make_unique<ModelRunner>(backend, *loaded->model_, *loaded->kv_,
                                                   options.max_num_batched_tokens);
   if (options.verbose)

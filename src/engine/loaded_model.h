@@ -7,7 +7,7 @@
 #include <string>
 
 #include "engine/model_runner.h"
-#include "kv/block_allocator.h"
+#include "kv/block_manager.h"
 #include "models/weight_loader.h"
 
 namespace hadron {
@@ -23,6 +23,7 @@ struct EngineOptions {
   int64_t block_size = 16;
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
+  bool enable_prefix_caching = true;
   bool verbose = true;              // progress and timings on stderr
 };
 
@@ -37,7 +38,7 @@ class LoadedModel {
   const ModelConfig& config() const { return model_->config(); }
   ModelRunner& runner() { return *runner_; }
   KvCache& kv() { return *kv_; }
-  BlockAllocator& blocks() { return *blocks_; }
+  BlockManager& blocks() { return *blocks_; }
   int64_t max_model_len() const { return max_model_len_; }
   size_t weight_bytes() const { return weights_.bytes; }
 
@@ -48,7 +49,7 @@ class LoadedModel {
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
-  std::unique_ptr<BlockAllocator> blocks_;
+  std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;
 };

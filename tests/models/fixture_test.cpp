@@ -104,7 +104,7 @@ TEST_P(FixtureTest, DecodeThroughKvCacheMatchesTransformers) {
       ASSERT_EQ(static_cast<int64_t>(step_logits.size()), vocab);
       worst = std::max(worst, relative_error(step_logits.data(), ref, pos, 1));
     }
-    model_->blocks().free(*blocks);
+    model_->blocks().release(*blocks);
     EXPECT_LE(worst, kTolerance) << "prompt " << i;
     std::printf("[%s %s] prompt %zu decode worst max|diff|/max|logit| = %.2e\n",
                 GetParam().name.c_str(), GetParam().config_file.c_str(), i, worst);

@@ -1,0 +1,108 @@
+#include "kv/block_manager.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hadron {
+
+BlockManager::BlockManager(int64_t n_blocks, int64_t block_size, bool enable_prefix_caching)
+    : block_size_(block_size), prefix_caching_(enable_prefix_caching), blocks_(n_blocks) {
+  HADRON_CHECK(n_blocks > 0 && block_size > 0, "{} blocks of {} tokens", n_blocks, block_size);
+  for (int32_t i = 0; i < n_blocks; ++i)
+    blocks_[i].free_position = free_list_.insert(free_list_.end(), i);
+}
+
+uint64_t BlockManager::block_hash(uint64_t parent, std::span<const int32_t> tokens,
+                                  uint64_t salt) const {
+  // FNV-1a over the parent hash, the salt and the tokens, then a final avalanche.
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t value) {
+    for (int byte = 0; byte < 8; ++byte) h = (h ^ ((value >> (8 * byte)) & 0xff)) * 0x100000001b3ull;
+  };
+  mix(parent);
+  mix(salt);
+  for (int32_t token : tokens) mix(static_cast<uint32_t>(token));
+  h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33;
+  return h;
+}
+
+void BlockManager::take(int32_t block) {
+  Block& b = blocks_[block];
+  if (b.ref_count++ == 0) free_list_.erase(b.free_position);
+}
+
+void BlockManager::uncache(int32_t block) {
+  Block& b = blocks_[block];
+  if (!b.cached) return;
+  auto it = cache_.find(b.hash);
+  if (it != cache_.end() && it->second == block) cache_.erase(it);
+  b.cached = false;
+  b.tokens.clear();
+}
+
+PrefixMatch BlockManager::acquire_prefix(std::span<const int32_t> tokens, uint64_t salt,
+                                         int64_t max_tokens) {
+  PrefixMatch match;
+  const int64_t n_full = std::min<int64_t>(tokens.size(), max_tokens) / block_size_;
+  stats_.queried_tokens += static_cast<int64_t>(tokens.size());
+  if (!prefix_caching_) return match;
+  uint64_t parent = 0;
+  for (int64_t i = 0; i < n_full; ++i) {
+    const auto block_tokens = tokens.subspan(i * block_size_, block_size_);
+    parent = block_hash(parent, block_tokens, salt);
+    const auto it = cache_.find(parent);
+    if (it == cache_.end()) break;
+    const Block& b = blocks_[it->second];
+    if (!std::equal(b.tokens.begin(), b.tokens.end(), block_tokens.begin(), block_tokens.end()))
+      break;
+    match.blocks.push_back(it->second);
+  }
+  for (int32_t block : match.blocks) take(block);
+  match.n_tokens = static_cast<int64_t>(match.blocks.size()) * block_size_;
+  stats_.hit_tokens += match.n_tokens;
+  return match;
+}
+
+std::optional<std::vector<int32_t>> BlockManager::allocate(int64_t n) {
+  if (n > n_free()) return std::nullopt;
+  std::vector<int32_t> result;
+  result.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t block = free_list_.front();
+    uncache(block);
+    take(block);
+    result.push_back(block);
+  }
+  return result;
+}
+
+void BlockManager::release(std::span<const int32_t> blocks) {
+  // Release tail blocks first so a sequence's last blocks are evicted before its first ones,
+  // which other sequences are likelier to share.
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    Block& b = blocks_[*it];
+    HADRON_CHECK(b.ref_count > 0, "block {} released more often than taken", *it);
+    if (--b.ref_count == 0) b.free_position = free_list_.insert(free_list_.end(), *it);
+  }
+}
+
+void BlockManager::cache_full_blocks(std::span<const int32_t> blocks,
+                                     std::span<const int32_t> tokens, uint64_t salt) {
+  if (!prefix_caching_) return;
+  const int64_t n_full = std::min<int64_t>(tokens.size() / block_size_, blocks.size());
+  uint64_t parent = 0;
+  for (int64_t i = 0; i < n_full; ++i) {
+    const auto block_tokens = tokens.subspan(i * block_size_, block_size_);
+    parent = block_hash(parent, block_tokens, salt);
+    Block& b = blocks_[blocks[i]];
+    if (b.cached) continue;
+    if (cache_.contains(parent)) continue;  // an identical block is already cached
+    b.cached = true;
+    b.hash = parent;
+    b.tokens.assign(block_tokens.begin(), block_tokens.end());
+    cache_[parent] = blocks[i];
+  }
+}
+
+}  // namespace hadron
