@@ -19,8 +19,9 @@ namespace {
 constexpr double kTolerance = 1e-3;
 
 struct FixtureCase {
-  std::string name;
+  std::string name;         // tests/fixtures/<name>: reference.json and logits_<i>.npy
   std::string config_file;  // config.json (transformers 5) or config.original.json (hub style)
+  std::string model_dir;    // where the weights are, relative to the source tree
 };
 
 std::string fixture_dir(const std::string& name) {
@@ -48,7 +49,7 @@ class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
  protected:
   void SetUp() override {
     EngineOptions options;
-    options.model_path = fixture_dir(GetParam().name);
+    options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + GetParam().model_dir;
     options.config_path = options.model_path + "/" + GetParam().config_file;
     options.device = "cpu";
     options.max_model_len = 128;
@@ -125,7 +126,8 @@ std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> cases;
   for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4"})
     for (const char* config : {"config.json", "config.original.json"})
-      cases.push_back({name, config});
+      cases.push_back({name, config, std::string("tests/fixtures/") + name});
+  cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model
   return cases;
 }
 
