@@ -32,6 +32,7 @@ struct RopeConfig {
   double attention_factor = 0.0;  // 0: derived from factor
   bool truncate = true;
   std::vector<int64_t> mrope_section;  // multimodal rope sections (Qwen3.5)
+  bool mrope_interleaved = false;      // sections interleaved across frequencies (Qwen3.5)
   bool interleaved = false;            // rotate adjacent pairs rather than halves
 };
 
@@ -39,7 +40,8 @@ struct MoeConfig {
   int64_t n_experts = 0;            // routed experts; 0 for dense models
   int64_t n_experts_per_token = 0;  // top-k
   int64_t expert_intermediate_size = 0;
-  int64_t n_shared_experts = 0;
+  int64_t n_shared_experts = 0;  // 1 when only shared_expert_intermediate_size is given
+  // all shared experts together; n_shared_experts x expert_intermediate_size when not given
   int64_t shared_expert_intermediate_size = 0;
   bool norm_topk_prob = true;
   std::string scoring_func = "softmax";  // softmax | sigmoid
@@ -59,6 +61,7 @@ struct MlaConfig {
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
   int64_t v_head_dim = 0;
+  int64_t qk_head_dim = 0;  // qk_nope_head_dim + qk_rope_head_dim
   // DeepSeek-V3.2 / GLM-5 sparse attention indexer
   int64_t index_n_heads = 0;
   int64_t index_head_dim = 0;
@@ -96,7 +99,7 @@ struct ModelConfig {
   int64_t n_layers = 0;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
-  int64_t head_dim = 0;  // explicit, or hidden_size / n_heads
+  int64_t head_dim = 0;  // explicit, or qk_rope_head_dim for MLA, or hidden_size / n_heads
   int64_t max_position_embeddings = 0;
   double rms_norm_eps = 1e-6;
   std::string hidden_act = "silu";
@@ -104,8 +107,8 @@ struct ModelConfig {
   bool attention_bias = false;
   bool mlp_bias = false;
   DType dtype = DType::BF16;  // torch_dtype / dtype
-  int64_t sliding_window = 0;
-  std::vector<LayerKind> layer_types;  // one per layer; full attention when not given
+  int64_t sliding_window = 0;          // 0: none (also when use_sliding_window is false)
+  std::vector<LayerKind> layer_types;  // always one per layer; full attention when not given
   std::vector<int64_t> bos_token_ids;
   std::vector<int64_t> eos_token_ids;
   int64_t n_mtp_layers = 0;  // num_nextn_predict_layers / mtp_num_hidden_layers

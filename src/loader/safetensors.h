@@ -19,6 +19,7 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   const void* data = nullptr;  // into the mapping; valid while the file is open
   size_t nbytes = 0;
+  size_t offset = 0;           // of its bytes from the start of the file's data section
   std::string file;            // path of the file holding it, for messages
 
   int64_t numel() const;

@@ -1,0 +1,277 @@
+// Every shared config.json parses, with spot checks of real values per architecture, and the
+// transformers-4 and -5 spellings of the same config normalise to the same ModelConfig.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "loader/hf_config.h"
+
+namespace hadron {
+namespace {
+
+const std::string kConfigs = std::string(HADRON_SHARED_DIR) + "/data/configs/";
+
+ModelConfig load(const std::string& model) { return load_model_config(kConfigs + model); }
+
+nlohmann::json read_json(const std::string& model) {
+  std::ifstream in(kConfigs + model + "/config.json");
+  return nlohmann::json::parse(in);
+}
+
+int64_t count(const std::vector<LayerKind>& kinds, LayerKind kind) {
+  return std::count(kinds.begin(), kinds.end(), kind);
+}
+
+TEST(HfConfig, EverySharedConfigParses) {
+  std::set<std::string> architectures;
+  int n_configs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kConfigs)) {
+    if (!std::filesystem::exists(entry.path() / "config.json")) continue;
+    SCOPED_TRACE(entry.path().string());
+    const ModelConfig config = load_model_config(entry.path().string());
+    ++n_configs;
+    architectures.insert(config.architecture);
+    EXPECT_EQ(static_cast<int64_t>(config.layer_types.size()), config.n_layers);
+    EXPECT_GT(config.head_dim, 0);
+    EXPECT_EQ(config.n_heads % config.n_kv_heads, 0);
+    EXPECT_FALSE(config.eos_token_ids.empty());
+    EXPECT_FALSE(describe(config).empty());
+  }
+  EXPECT_GE(n_configs, 24);
+  EXPECT_EQ(architectures,
+            (std::set<std::string>{
+                "LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
+                "MixtralForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+                "Glm4MoeForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM",
+                "Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
+                "Qwen3_5MoeForConditionalGeneration"}));
+}
+
+TEST(HfConfig, Qwen3DenseTiedAndUntied) {
+  const ModelConfig q8 = load("Qwen__Qwen3-8B");
+  EXPECT_EQ(q8.architecture, "Qwen3ForCausalLM");
+  EXPECT_EQ(q8.n_layers, 36);
+  EXPECT_EQ(q8.n_heads, 32);
+  EXPECT_EQ(q8.n_kv_heads, 8);
+  EXPECT_EQ(q8.head_dim, 128);
+  EXPECT_EQ(q8.vocab_size, 151936);
+  EXPECT_FALSE(q8.tie_word_embeddings);
+  EXPECT_EQ(q8.rope.type, "default");
+  EXPECT_EQ(q8.rope.theta, 1e6);
+  EXPECT_EQ(q8.sliding_window, 0);
+  EXPECT_EQ(count(q8.layer_types, LayerKind::kFullAttention), 36);
+  EXPECT_EQ(q8.dtype, DType::BF16);
+  EXPECT_EQ(q8.eos_token_ids, std::vector<int64_t>{151645});
+  EXPECT_FALSE(q8.is_moe());
+  const ModelConfig q06 = load("Qwen__Qwen3-0.6B");
+  EXPECT_TRUE(q06.tie_word_embeddings);
+  EXPECT_EQ(q06.head_dim, 128);  // decoupled: hidden 1024 / 16 heads would be 64
+}
+
+TEST(HfConfig, LlamaDefaultsAndLlama3Rope) {
+  const ModelConfig llama = load("meta-llama__Llama-3.1-8B-Instruct");
+  EXPECT_EQ(llama.head_dim, 128);  // absent: 4096 / 32
+  EXPECT_EQ(llama.rope.type, "llama3");
+  EXPECT_EQ(llama.rope.factor, 8.0);
+  EXPECT_EQ(llama.rope.low_freq_factor, 1.0);
+  EXPECT_EQ(llama.rope.high_freq_factor, 4.0);
+  EXPECT_EQ(llama.rope.original_max_position_embeddings, 8192);
+  EXPECT_EQ(llama.rope.theta, 500000.0);
+  EXPECT_EQ(llama.rms_norm_eps, 1e-5);
+  EXPECT_EQ(llama.eos_token_ids, (std::vector<int64_t>{128001, 128008, 128009}));
+  EXPECT_EQ(llama.bos_token_ids, std::vector<int64_t>{128000});
+  const ModelConfig small = load("meta-llama__Llama-3.2-1B");
+  EXPECT_TRUE(small.tie_word_embeddings);
+  EXPECT_EQ(small.head_dim, 64);
+  EXPECT_EQ(small.rope.factor, 32.0);
+}
+
+TEST(HfConfig, Qwen35NestedTextConfig) {
+  const ModelConfig dense = load("Qwen__Qwen3.5-27B");
+  EXPECT_EQ(dense.architecture, "Qwen3_5ForConditionalGeneration");
+  EXPECT_EQ(dense.model_type, "qwen3_5");
+  EXPECT_EQ(dense.hidden_size, 5120);
+  EXPECT_EQ(dense.n_layers, 64);
+  EXPECT_EQ(dense.n_heads, 24);
+  EXPECT_EQ(dense.n_kv_heads, 4);
+  EXPECT_EQ(dense.head_dim, 256);
+  EXPECT_EQ(dense.vocab_size, 248320);
+  EXPECT_EQ(dense.intermediate_size, 17408);
+  EXPECT_FALSE(dense.tie_word_embeddings);  // top level, not in text_config
+  EXPECT_EQ(dense.layer_types[2], LayerKind::kLinearAttention);
+  EXPECT_EQ(dense.layer_types[3], LayerKind::kFullAttention);
+  EXPECT_EQ(count(dense.layer_types, LayerKind::kFullAttention), 16);
+  EXPECT_EQ(dense.linear_attention.n_value_heads, 48);
+  EXPECT_EQ(dense.linear_attention.conv_kernel_dim, 4);
+  EXPECT_EQ(dense.rope.theta, 1e7);
+  EXPECT_EQ(dense.rope.partial_rotary_factor, 0.25);
+  EXPECT_EQ(dense.rope.mrope_section, (std::vector<int64_t>{11, 11, 10}));
+  EXPECT_TRUE(dense.rope.mrope_interleaved);
+  EXPECT_EQ(dense.n_mtp_layers, 1);
+  EXPECT_EQ(dense.eos_token_ids, std::vector<int64_t>{248044});
+  EXPECT_TRUE(dense.raw.contains("attn_output_gate"));  // the text config
+  EXPECT_FALSE(dense.raw.contains("vision_config"));
+  const ModelConfig moe = load("Qwen__Qwen3.5-35B-A3B");
+  EXPECT_EQ(moe.moe.n_experts, 256);
+  EXPECT_EQ(moe.moe.n_experts_per_token, 8);
+  EXPECT_EQ(moe.moe.expert_intermediate_size, 512);
+  EXPECT_EQ(moe.moe.n_shared_experts, 1);
+  EXPECT_EQ(moe.moe.shared_expert_intermediate_size, 512);
+  EXPECT_EQ(moe.intermediate_size, 0);
+}
+
+TEST(HfConfig, DeepSeekV3MlaYarnFp8) {
+  const ModelConfig ds = load("deepseek-ai__DeepSeek-V3");
+  EXPECT_TRUE(ds.is_mla());
+  EXPECT_EQ(ds.mla.q_lora_rank, 1536);
+  EXPECT_EQ(ds.mla.kv_lora_rank, 512);
+  EXPECT_EQ(ds.mla.qk_nope_head_dim, 128);
+  EXPECT_EQ(ds.mla.qk_rope_head_dim, 64);
+  EXPECT_EQ(ds.mla.v_head_dim, 128);
+  EXPECT_EQ(ds.mla.qk_head_dim, 192);
+  EXPECT_EQ(ds.head_dim, 64);  // the rotated part, as transformers' DeepseekV3Config
+  EXPECT_EQ(ds.rope.type, "yarn");
+  EXPECT_EQ(ds.rope.factor, 40.0);
+  EXPECT_EQ(ds.rope.original_max_position_embeddings, 4096);
+  EXPECT_EQ(ds.rope.mscale_all_dim, 1.0);
+  EXPECT_EQ(ds.quant.method, "fp8");
+  EXPECT_EQ(ds.quant.fmt, "e4m3");
+  EXPECT_EQ(ds.quant.weight_block_size, (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(ds.moe.n_experts, 256);
+  EXPECT_EQ(ds.moe.n_shared_experts, 1);
+  EXPECT_EQ(ds.moe.shared_expert_intermediate_size, 2048);
+  EXPECT_EQ(ds.moe.scoring_func, "sigmoid");
+  EXPECT_EQ(ds.moe.topk_method, "noaux_tc");
+  EXPECT_EQ(ds.moe.n_group, 8);
+  EXPECT_EQ(ds.moe.topk_group, 4);
+  EXPECT_EQ(ds.moe.routed_scaling_factor, 2.5);
+  EXPECT_EQ(ds.moe.first_k_dense_replace, 3);
+  EXPECT_EQ(ds.n_mtp_layers, 1);
+  const ModelConfig v32 = load("deepseek-ai__DeepSeek-V3.2");
+  EXPECT_EQ(v32.mla.index_n_heads, 64);
+  EXPECT_EQ(v32.mla.index_head_dim, 128);
+  EXPECT_EQ(v32.mla.index_topk, 2048);
+  EXPECT_EQ(v32.quant.scale_fmt, "ue8m0");
+}
+
+TEST(HfConfig, GlmPartialRotaryAndDsa) {
+  const ModelConfig glm = load("zai-org__GLM-4.5");
+  EXPECT_EQ(glm.rope.partial_rotary_factor, 0.5);
+  EXPECT_EQ(glm.head_dim, 128);
+  EXPECT_TRUE(glm.attention_bias);
+  EXPECT_EQ(glm.moe.n_experts, 160);
+  EXPECT_EQ(glm.eos_token_ids.size(), 3u);
+  const ModelConfig glm5 = load("zai-org__GLM-5-FP8");
+  EXPECT_EQ(glm5.architecture, "GlmMoeDsaForCausalLM");
+  EXPECT_EQ(glm5.rope.theta, 1e6);  // from rope_parameters
+  EXPECT_TRUE(glm5.rope.interleaved);
+  EXPECT_EQ(glm5.mla.qk_head_dim, 256);
+  EXPECT_EQ(glm5.mla.index_n_heads, 32);
+  EXPECT_EQ(glm5.head_dim, 64);
+  EXPECT_EQ(glm5.quant.modules_to_not_convert.size(), 712u);
+}
+
+TEST(HfConfig, GptOssSlidingLayersAndMxfp4) {
+  const ModelConfig oss = load("openai__gpt-oss-20b");
+  ASSERT_EQ(oss.layer_types.size(), 24u);
+  for (size_t i = 0; i < oss.layer_types.size(); ++i)
+    EXPECT_EQ(oss.layer_types[i],
+              i % 2 == 0 ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.moe.n_experts, 32);
+  EXPECT_EQ(oss.moe.n_experts_per_token, 4);
+  EXPECT_EQ(oss.moe.expert_intermediate_size, 2880);
+  EXPECT_EQ(oss.quant.method, "mxfp4");
+  EXPECT_EQ(oss.quant.modules_to_not_convert.size(), 4u);
+  EXPECT_EQ(oss.rope.type, "yarn");
+  EXPECT_FALSE(oss.rope.truncate);
+  EXPECT_EQ(oss.rope.theta, 150000.0);
+  EXPECT_EQ(load("openai__gpt-oss-120b").moe.n_experts, 128);
+}
+
+TEST(HfConfig, Qwen3NextDerivesLinearLayers) {
+  const ModelConfig next = load("Qwen__Qwen3-Next-80B-A3B-Thinking");
+  ASSERT_EQ(next.layer_types.size(), 48u);
+  EXPECT_EQ(next.layer_types[0], LayerKind::kLinearAttention);
+  EXPECT_EQ(next.layer_types[3], LayerKind::kFullAttention);
+  EXPECT_EQ(count(next.layer_types, LayerKind::kLinearAttention), 36);
+  EXPECT_EQ(next.rope.partial_rotary_factor, 0.25);
+  EXPECT_EQ(next.moe.n_experts, 512);
+  EXPECT_EQ(next.moe.n_experts_per_token, 10);
+  EXPECT_EQ(next.moe.n_shared_experts, 1);
+  EXPECT_EQ(next.linear_attention.n_key_heads, 16);
+  EXPECT_EQ(next.linear_attention.n_value_heads, 32);
+}
+
+TEST(HfConfig, MixtralAndQwenMoe) {
+  const ModelConfig mixtral = load("mistralai__Mixtral-8x7B-v0.1");
+  EXPECT_EQ(mixtral.moe.n_experts, 8);
+  EXPECT_EQ(mixtral.moe.n_experts_per_token, 2);
+  EXPECT_EQ(mixtral.moe.expert_intermediate_size, 14336);
+  EXPECT_EQ(mixtral.sliding_window, 0);
+  const ModelConfig fp8 = load("Qwen__Qwen3-30B-A3B-FP8");
+  EXPECT_EQ(fp8.moe.n_experts, 128);
+  EXPECT_EQ(fp8.moe.expert_intermediate_size, 768);
+  EXPECT_TRUE(fp8.moe.norm_topk_prob);
+  EXPECT_EQ(fp8.quant.weight_block_size, (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(fp8.quant.modules_to_not_convert.size(), 145u);
+}
+
+TEST(HfConfig, RopeParametersEqualRopeScaling) {
+  nlohmann::json v4 = read_json("meta-llama__Llama-3.1-8B-Instruct");
+  nlohmann::json v5 = v4;
+  v5.erase("rope_scaling");
+  v5.erase("rope_theta");
+  v5["rope_parameters"] = {{"rope_type", "llama3"},        {"rope_theta", 500000.0},
+                           {"factor", 8.0},                {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0},      {"original_max_position_embeddings", 8192}};
+  const RopeConfig a = parse_model_config(v4, "v4").rope, b = parse_model_config(v5, "v5").rope;
+  EXPECT_EQ(b.type, "llama3");
+  EXPECT_EQ(a.theta, b.theta);
+  EXPECT_EQ(a.factor, b.factor);
+  EXPECT_EQ(a.original_max_position_embeddings, b.original_max_position_embeddings);
+  v5["rope_parameters"] = {{"type", "linear"}, {"factor", 2.0}, {"partial_rotary_factor", 0.5}};
+  const RopeConfig linear = parse_model_config(v5, "v5").rope;
+  EXPECT_EQ(linear.type, "linear");
+  EXPECT_EQ(linear.theta, 10000.0);  // neither rope_theta given
+  EXPECT_EQ(linear.partial_rotary_factor, 0.5);
+  v5["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 7.0}}}};
+  EXPECT_EQ(parse_model_config(v5, "v5").rope.theta, 7.0);
+}
+
+TEST(HfConfig, ProjectFixturesInTransformers5Format) {
+  const ModelConfig llama3 =
+      load_model_config(std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/llama3/config.json");
+  EXPECT_EQ(llama3.rope.type, "llama3");
+  EXPECT_EQ(llama3.rope.theta, 500000.0);
+  EXPECT_EQ(llama3.rope.factor, 8.0);
+  const ModelConfig linear =
+      load_model_config(std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/llama-linear-rope");
+  EXPECT_EQ(linear.rope.type, "linear");
+  EXPECT_EQ(linear.rope.factor, 4.0);
+  EXPECT_EQ(linear.dtype, DType::F16);
+  EXPECT_EQ(linear.n_kv_heads, 1);
+}
+
+TEST(HfConfig, DefaultsForAbsentKeys) {
+  const nlohmann::json minimal = {{"architectures", {"LlamaForCausalLM"}},
+                                  {"vocab_size", 100},
+                                  {"hidden_size", 64},
+                                  {"intermediate_size", 128},
+                                  {"num_hidden_layers", 2},
+                                  {"num_attention_heads", 4}};
+  const ModelConfig config = parse_model_config(minimal, "minimal");
+  EXPECT_EQ(config.n_kv_heads, 4);
+  EXPECT_EQ(config.head_dim, 16);
+  EXPECT_FALSE(config.tie_word_embeddings);
+  EXPECT_EQ(config.rope.theta, 10000.0);
+  EXPECT_EQ(config.layer_types.size(), 2u);
+  EXPECT_TRUE(config.eos_token_ids.empty());
+  EXPECT_NE(describe(config).find("LlamaForCausalLM"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hadron
