@@ -127,14 +127,16 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
 }
 
 // Element count and byte size with overflow checks (the reference's ValidationOverflow).
+// Counts must also fit int64 (numel()), stricter than the reference only for shapes whose
+// partial products pass 2^63, which no file can hold unless a later dimension is 0.
 uint64_t checked_nbytes(const TensorInfo& info, const std::string& file) {
-  uint64_t count = 1;
+  int64_t count = 1;
   for (int64_t dim : info.shape)
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
+    if (__builtin_mul_overflow(count, dim, &count))
       input_error("{}: tensor '{}': element count of shape [{}] overflows 64 bits", file,
                   info.name, fmt::join(info.shape, ", "));
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size(info.dtype)), &bytes))
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), dtype_size(info.dtype), &bytes))
     input_error("{}: tensor '{}': byte size of {}[{}] overflows 64 bits", file, info.name,
                 dtype_name(info.dtype), fmt::join(info.shape, ", "));
   return bytes;
