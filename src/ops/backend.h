@@ -13,6 +13,7 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
+#include "ops/sampling.h"
 
 namespace hadron {
 
@@ -103,6 +104,17 @@ class Backend {
 
   // out[r, :] = x[rows[r], :].  x: [T, H]; rows: I32 [R]; out: [R, H].
   virtual void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) = 0;
+
+  // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];
+  // tokens: I32 [R].  The default runs the host reference (backends/cpu/sampling.cpp),
+  // copying through this backend when its device is not the CPU.
+  virtual void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) {
+    sample_on_host(*this, logits, batch, tokens);
+  }
+
+ protected:
+  static void sample_on_host(Backend& backend, const Tensor& logits, const SamplingBatch& batch,
+                             const Tensor& tokens);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -1,0 +1,230 @@
+// Causal grouped-query attention over the paged KV cache, FlashAttention-2 style.
+//
+// One CTA per (64-query tile, query head, sequence); 4 warps own 16 query rows each. K/V
+// tiles of 64 keys are gathered from the paged cache through the block table with cp.async
+// into two shared-memory stages (the next tile loads while this one computes). S = Q K^T and
+// O += P V run on mma.sync m16n8k16 (bf16 in, fp32 accumulate); P stays in registers (the
+// accumulator layout of S is the A-operand layout of P V). Softmax is online in fp32 with
+// exp2. Query row i of sequence s sits at position kv_len - q_len + i and sees keys
+// [max(0, pos - window + 1), pos].
+#include <cfloat>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/mma.cuh"
+#include "backends/cuda/vec.cuh"
+
+namespace hadron::cuda {
+namespace {
+
+constexpr int kBlockM = 64, kBlockN = 64, kWarps = 4, kThreads = kWarps * 32;
+
+template <int kD>
+constexpr size_t smem_bytes() {
+  return size_t{kBlockM + 4 * kBlockN} * kD * 2;  // Q + two stages of K and V
+}
+
+// Loads rows [row_begin, row_begin + n_rows) of a [rows, kD] tile; row r comes from
+// src_of(r) (null: zero fill).
+template <int kD, int kRows, typename SrcOf>
+__device__ __forceinline__ void load_tile(uint32_t tile, SrcOf src_of) {
+  constexpr int kChunks = kD / 8;
+#pragma unroll
+  for (int idx = threadIdx.x; idx < kRows * kChunks; idx += kThreads) {
+    const int row = idx / kChunks, chunk = idx % kChunks;
+    const bf16* src = src_of(row);
+    cp_async16(tile + tile_offset<kChunks>(row, chunk), src == nullptr ? nullptr : src + chunk * 8,
+               src == nullptr ? 0 : 16);
+  }
+}
+
+template <int kD>
+__global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionArgs args,
+                                                                     float scale_log2) {
+  constexpr int kChunks = kD / 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t q_tile = smem_addr(smem);
+  const uint32_t k_tiles = q_tile + kBlockM * kD * 2;
+  const uint32_t v_tiles = k_tiles + 2 * kBlockN * kD * 2;
+  constexpr uint32_t kStageBytes = kBlockN * kD * 2;
+
+  const int seq = blockIdx.z, head = blockIdx.y;
+  const int m_tile = gridDim.x - 1 - blockIdx.x;  // longest (latest) tiles first
+  const int q_begin = args.cu_seqlens_q[seq];
+  const int q_len = args.cu_seqlens_q[seq + 1] - q_begin;
+  const int m_start = m_tile * kBlockM;
+  if (m_start >= q_len) return;
+  const int kv_len = args.seq_lens_kv[seq];
+  const int kv_head = head / (args.n_heads / args.n_kv_heads);
+  const int context = kv_len - q_len;  // keys before this step's first query
+  const int pos_first = context + m_start;
+  const int pos_last = context + min(m_start + kBlockM, q_len) - 1;
+  const int window = args.sliding_window;
+  const int key_begin = window > 0 ? max(0, pos_first - window + 1) / kBlockN * kBlockN : 0;
+  const int key_end = min(kv_len, pos_last + 1);
+  const int32_t* block_table = args.block_tables + int64_t{seq} * args.max_blocks_per_seq;
+  const bf16* q = static_cast<const bf16*>(args.q);
+  const bf16* k_cache = static_cast<const bf16*>(args.k_cache);
+  const bf16* v_cache = static_cast<const bf16*>(args.v_cache);
+
+  load_tile<kD, kBlockM>(q_tile, [&](int row) -> const bf16* {
+    const int i = m_start + row;
+    return i < q_len ? q + (int64_t{q_begin + i} * args.n_heads + head) * kD : nullptr;
+  });
+  auto load_kv = [&](int stage, int n_start) {
+    auto src = [&](const bf16* cache) {
+      return [&, cache](int row) -> const bf16* {
+        const int key = n_start + row;
+        if (key >= kv_len) return nullptr;
+        const int64_t slot = int64_t{block_table[key / args.block_size]} * args.block_size +
+                             key % args.block_size;
+        return cache + (slot * args.n_kv_heads + kv_head) * kD;
+      };
+    };
+    load_tile<kD, kBlockN>(k_tiles + stage * kStageBytes, src(k_cache));
+    load_tile<kD, kBlockN>(v_tiles + stage * kStageBytes, src(v_cache));
+  };
+  load_kv(0, key_begin);
+  cp_async_commit();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int group = lane / 4, quad = lane % 4;
+  // This thread's two query rows (group and group + 8 of the warp's 16) and positions.
+  const int row0 = m_start + warp * 16 + group;
+  const int pos[2] = {context + row0, context + row0 + 8};
+  float o[kD / 8][4] = {};
+  float row_max[2] = {-FLT_MAX, -FLT_MAX}, row_sum[2] = {0, 0};
+
+  const int n_tiles = (key_end - key_begin + kBlockN - 1) / kBlockN;
+  for (int tile = 0; tile < n_tiles; ++tile) {
+    const int n_start = key_begin + tile * kBlockN;
+    if (tile + 1 < n_tiles) {
+      load_kv((tile + 1) & 1, n_start + kBlockN);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const uint32_t k_tile = k_tiles + (tile & 1) * kStageBytes;
+    const uint32_t v_tile = v_tiles + (tile & 1) * kStageBytes;
+
+    // S = Q K^T for the warp's 16 rows x 64 keys: 8 n-tiles of 8 keys.
+    float s[kBlockN / 8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      uint32_t a[4];
+      ldmatrix_x4(a, q_tile + tile_offset<kChunks>(warp * 16 + lane % 16, kk * 2 + lane / 16));
+#pragma unroll
+      for (int np = 0; np < kBlockN / 16; ++np) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_tile + tile_offset<kChunks>(np * 16 + (lane / 16) * 8 + lane % 8,
+                                                     kk * 2 + (lane / 8) % 2));
+        mma_bf16(s[2 * np], a, b[0], b[1]);
+        mma_bf16(s[2 * np + 1], a, b[2], b[3]);
+      }
+    }
+    // Mask where the tile crosses the diagonal, the end of the keys or the window's start.
+    const bool needs_mask = n_start + kBlockN - 1 > pos_first || n_start + kBlockN > kv_len ||
+                            (window > 0 && n_start < pos_last - window + 1);
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = n_start + nt * 8 + quad * 2 + (e & 1);
+        const int p = pos[e / 2];
+        const bool masked = needs_mask && (key > p || key >= kv_len ||
+                                           (window > 0 && key < p - window + 1));
+        s[nt][e] = masked ? -INFINITY : s[nt][e] * scale_log2;
+      }
+    // Online softmax over the two rows; each row is spread over the 4 threads of a quad.
+    float rescale[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < kBlockN / 8; ++nt)
+        tile_max = fmaxf(tile_max, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      const float new_max = fmaxf(row_max[r], tile_max);
+      rescale[r] = exp2f(row_max[r] - new_max);
+      row_max[r] = new_max;
+      float tile_sum = 0;
+#pragma unroll
+      for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+        for (int e = 2 * r; e < 2 * r + 2; ++e) tile_sum += s[nt][e] = exp2f(s[nt][e] - new_max);
+      row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
+    }
+#pragma unroll
+    for (int dt = 0; dt < kD / 8; ++dt) {
+      o[dt][0] *= rescale[0];
+      o[dt][1] *= rescale[0];
+      o[dt][2] *= rescale[1];
+      o[dt][3] *= rescale[1];
+    }
+    // O += P V: P's k-step kk is S's n-tiles 2kk and 2kk + 1.
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const uint32_t a[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]),
+                             pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+                             pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kD / 16; ++dp) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_tile + tile_offset<kChunks>(kk * 16 + ((lane / 8) % 2) * 8 +
+                                                               lane % 8,
+                                                           dp * 2 + lane / 16));
+        mma_bf16(o[2 * dp], a, b[0], b[1]);
+        mma_bf16(o[2 * dp + 1], a, b[2], b[3]);
+      }
+    }
+    __syncthreads();
+  }
+
+  bf16* out = static_cast<bf16*>(args.out);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = row0 - m_start + r * 8 + m_start;  // query index in the sequence
+    if (i >= q_len) continue;
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    const float inv = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
+    bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * kD + quad * 2;
+#pragma unroll
+    for (int dt = 0; dt < kD / 8; ++dt)
+      *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
+          __floats2bfloat162_rn(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
+  }
+}
+
+template <int kD>
+void launch_with(const AttentionArgs& args, cudaStream_t stream) {
+  constexpr size_t kSmem = smem_bytes<kD>();
+  static bool configured = false;  // the attribute is per function, set once
+  if (!configured) {
+    CUDA_CHECK(cudaFuncSetAttribute(attention_prefill_kernel<kD>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    configured = true;
+  }
+  const dim3 grid(ceil_div(args.max_q_len, kBlockM), args.n_heads, args.n_seqs);
+  const float scale_log2 = args.scale * 1.4426950408889634f;
+  attention_prefill_kernel<kD><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream) {
+  if (args.n_tokens == 0) return;
+  switch (args.head_dim) {
+    case 64: return launch_with<64>(args, stream);
+    case 128: return launch_with<128>(args, stream);
+    case 256: return launch_with<256>(args, stream);
+    default: fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
+  }
+}
+
+}  // namespace hadron::cuda

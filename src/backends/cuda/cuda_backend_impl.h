@@ -1,0 +1,103 @@
+// CudaBackend's declaration, shared by the .cpp files that implement its ops. Internal to
+// backends/cuda (includes CUDA headers); host code uses cuda_backend.h.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/gemm.h"
+#include "core/error.h"
+
+namespace hadron::cuda {
+
+inline bool on_gpu(const Tensor& t) { return t.device == Device::CUDA && t.is_contiguous(); }
+
+// Throws unless t is a defined, contiguous GPU tensor of `dtype`.
+void check_tensor(const Tensor& t, DType dtype, const char* name);
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device_idx) : device_idx_(device_idx) {
+    int n_devices = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&n_devices));
+    HADRON_CHECK(device_idx >= 0 && device_idx < n_devices, "CUDA device {} of {}", device_idx,
+                 n_devices);
+    CUDA_CHECK(cudaSetDevice(device_idx));
+    CUDA_CHECK(cudaDeviceGetAttribute(&n_sms_, cudaDevAttrMultiProcessorCount, device_idx));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    gemm_ = std::make_unique<cuda::Gemm>(stream_);
+  }
+  ~CudaBackend() override {
+    gemm_.reset();
+    workspace_.reset();
+    cudaStreamDestroy(stream_);
+  }
+
+  Device device() const override { return Device::CUDA; }
+  std::string name() const override { return "cuda"; }
+  DType activation_dtype() const override { return DType::BF16; }
+  DType weight_dtype(DType checkpoint_dtype) const override {
+    return is_float(checkpoint_dtype) ? DType::BF16 : checkpoint_dtype;
+  }
+
+  Buffer allocate(size_t bytes) override {
+    void* data = nullptr;
+    if (bytes > 0) CUDA_CHECK(cudaMalloc(&data, bytes));
+    return Buffer(data, bytes, Device::CUDA, [](void* p) { cudaFree(p); });
+  }
+
+  void copy(const Tensor& src, const Tensor& dst) override {
+    HADRON_CHECK(src.dtype == dst.dtype && src.numel() == dst.numel() && src.is_contiguous() &&
+                     dst.is_contiguous(),
+                 "copy {} -> {}", src.describe(), dst.describe());
+    if (src.nbytes() == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, src.nbytes(), cudaMemcpyDefault, stream_));
+    // Host memory may be pageable and reused by the caller right after the call.
+    if (src.device == Device::CPU || dst.device == Device::CPU) synchronize();
+  }
+
+  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  void embedding(const Tensor& ids, const Tensor& table, const Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
+  void add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight, float eps,
+                    const Tensor& out) override;
+  void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Tensor& out) override;
+  void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
+            RopeStyle style) override;
+  void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                const Tensor& slot_mapping) override;
+  void qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                      const Tensor& positions, const Tensor& cos_sin, const QkvParams& params,
+                      const Tensor& k_cache, const Tensor& v_cache, const Tensor& slot_mapping,
+                      const Tensor& q_out) override;
+  void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                 const BatchMeta& meta, const AttentionParams& params,
+                 const Tensor& out) override;
+  void silu_mul(const Tensor& gate_up, const Tensor& out) override;
+  void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
+  void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) override;
+
+ private:
+  // Scratch device memory of at least `bytes`, kept between calls (grows only).
+  void* workspace(size_t bytes) {
+    if (workspace_.bytes() < bytes) {
+      synchronize();  // the old scratch may still be in use by queued kernels
+      workspace_ = allocate(bytes);
+    }
+    return workspace_.data();
+  }
+
+  int device_idx_;
+  int n_sms_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<cuda::Gemm> gemm_;
+  Buffer workspace_;
+};
+
+}  // namespace hadron::cuda

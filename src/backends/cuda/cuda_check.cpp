@@ -1,0 +1,27 @@
+#include "backends/cuda/cuda_check.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "core/error.h"
+
+namespace hadron::cuda {
+
+void fail_cuda(cudaError_t status, const char* expr, const char* file, int line) {
+  throw Error(fmt::format("CUDA error {} ({}) from {} at {}:{}", cudaGetErrorName(status),
+                          cudaGetErrorString(status), expr, file, line));
+}
+
+void fail_cublas(cublasStatus_t status, const char* expr, const char* file, int line) {
+  throw Error(fmt::format("cuBLASLt error {} ({}) from {} at {}:{}", cublasLtGetStatusName(status),
+                          cublasLtGetStatusString(status), expr, file, line));
+}
+
+void fail_dispatch(const char* what, int value, std::initializer_list<int> supported) {
+  std::string list;
+  for (int v : supported) list += (list.empty() ? "" : ", ") + std::to_string(v);
+  throw Error(fmt::format("unsupported {} {} (supported: {})", what, value, list));
+}
+
+}  // namespace hadron::cuda

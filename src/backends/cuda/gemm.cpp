@@ -1,0 +1,108 @@
+#include "backends/cuda/gemm.h"
+
+#include <bit>
+
+#include "backends/cuda/cuda_check.h"
+#include "core/error.h"
+
+namespace hadron::cuda {
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // what cuBLASLt asks for on Hopper
+
+// The largest power of two up to 256 dividing every address.
+int common_alignment(std::initializer_list<const void*> pointers) {
+  uintptr_t bits = 256;
+  for (const void* p : pointers)
+    if (p != nullptr) bits |= reinterpret_cast<uintptr_t>(p);
+  return static_cast<int>(bits & (~bits + 1));
+}
+
+}  // namespace
+
+Gemm::Gemm(cudaStream_t stream) : stream_(stream), workspace_bytes_(kWorkspaceBytes) {
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+Gemm::~Gemm() {
+  for (auto& [key, plan] : plans_) {
+    cublasLtMatrixLayoutDestroy(plan.a);
+    cublasLtMatrixLayoutDestroy(plan.b);
+    cublasLtMatrixLayoutDestroy(plan.c);
+    cublasLtMatmulDescDestroy(plan.desc);
+  }
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
+// Row-major out[M, N] = x[M, K] w[N, K]^T is column-major out^T[N, M] = w^T... : with
+// column-major views A = w as K x N (ld K, transposed), B = x as K x M (ld K), C = out as
+// N x M (ld N). The bias runs along C's rows, i.e. out's columns.
+Gemm::Plan& Gemm::plan_for(const Key& key) {
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  const auto [m, n, k, out_f32, has_bias, alignment] = key;
+  Plan plan;
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                              sizeof transpose));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &keep,
+                                              sizeof keep));
+  if (has_bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                &epilogue, sizeof epilogue));
+    const cudaDataType_t bias_type = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                &bias_type, sizeof bias_type));
+  }
+  const cudaDataType_t out_type = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_16BF, k, n, k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_16BF, k, m, k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.c, out_type, n, m, n));
+
+  cublasLtMatmulPreference_t preference;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
+      sizeof workspace_bytes_));
+  const uint32_t align = static_cast<uint32_t>(alignment);
+  for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &align, sizeof align));
+  cublasLtMatmulHeuristicResult_t result{};
+  int n_results = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, preference, 1, &result, &n_results);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || n_results == 0) {
+    cublasLtMatrixLayoutDestroy(plan.a);
+    cublasLtMatrixLayoutDestroy(plan.b);
+    cublasLtMatrixLayoutDestroy(plan.c);
+    cublasLtMatmulDescDestroy(plan.desc);
+    HADRON_CHECK(false, "cuBLASLt has no algorithm for [{}, {}] x [{}, {}]^T (out {}, bias {}, "
+                 "alignment {}): {}", m, k, n, k, out_f32 ? "f32" : "bf16", has_bias, alignment,
+                 cublasLtGetStatusString(status));
+  }
+  plan.algo = result.algo;
+  return plans_.emplace(key, plan).first->second;
+}
+
+void Gemm::run(const void* x, const void* w, const void* bias, void* out, bool out_f32,
+               int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0) return;
+  const Key key{m, n, k, out_f32, bias != nullptr, common_alignment({x, w, bias, out})};
+  Plan& plan = plan_for(key);
+  if (bias != nullptr)
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &bias, sizeof bias));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, w, plan.a, x, plan.b, &beta, out,
+                              plan.c, out, plan.c, &plan.algo, workspace_, workspace_bytes_,
+                              stream_));
+}
+
+}  // namespace hadron::cuda

@@ -1,0 +1,104 @@
+// Launchers of the CUDA kernels, one per .cu file. They take raw device pointers and sizes
+// that cuda_backend.cpp has already validated (host code formats the errors; nvcc cannot
+// compile fmt's compile-time format strings), dispatch runtime sizes to template
+// parameters, launch on `stream` and check the launch.
+// Element types: bf16 for activations, weights and the KV cache unless a name says f32.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hadron::cuda {
+
+// out[t, :] = table[ids[t], :]; table: [vocab, hidden]. Ids outside the vocab give zero rows
+// (the runner validates token ids on the host).
+void launch_embedding(const int32_t* ids, const void* table, void* out, int64_t n_tokens,
+                      int64_t hidden, int64_t vocab, cudaStream_t stream);
+
+// residual (when not null) += x, then out = rms_norm(residual or x) * weight, per row of
+// `width` (a multiple of 8). x, residual, out: [n_rows, width]; weight: [width].
+void launch_rms_norm(const void* x, void* residual, const void* weight, void* out,
+                     int64_t n_rows, int64_t width, float eps, cudaStream_t stream);
+
+// In-place RoPE on the first rotary_dim dims of each head. x: [n_tokens, n_heads, head_dim];
+// cos_sin: f32 [max_pos, rotary_dim] (cosines, then sines).
+void launch_rope(void* x, const int32_t* positions, const float* cos_sin, int64_t n_tokens,
+                 int64_t n_heads, int64_t head_dim, int64_t rotary_dim, bool neox,
+                 cudaStream_t stream);
+
+// k_cache[slot_mapping[t]] = k[t] (and v). token_elems = n_kv_heads * head_dim (multiple of 8).
+void launch_store_kv(const void* k, const void* v, void* k_cache, void* v_cache,
+                     const int32_t* slot_mapping, int64_t n_tokens, int64_t token_elems,
+                     cudaStream_t stream);
+
+struct QkvRopeStoreArgs {
+  const void* qkv;     // [n_tokens, (n_heads + 2 n_kv_heads) * head_dim]
+  const void* q_norm;  // [head_dim] or null
+  const void* k_norm;  // [head_dim] or null
+  const int32_t* positions;
+  const float* cos_sin;  // [max_pos, rotary_dim]
+  const int32_t* slot_mapping;
+  void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]
+  void* v_cache;
+  void* q_out;  // [n_tokens, n_heads, head_dim]
+  int64_t n_tokens, n_heads, n_kv_heads, head_dim, rotary_dim;
+  float eps;
+  bool neox;
+};
+void launch_qkv_rope_store(const QkvRopeStoreArgs& args, cudaStream_t stream);
+
+// out = silu(gate) * up; gate_up: [n_tokens, 2 inter]; inter a multiple of 8.
+void launch_silu_mul(const void* gate_up, void* out, int64_t n_tokens, int64_t inter,
+                     cudaStream_t stream);
+
+// out[r] = x[rows[r]] for rows of row_bytes bytes.
+void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n_rows,
+                        int64_t row_bytes, cudaStream_t stream);
+
+struct AttentionArgs {
+  const void* q;        // [n_tokens, n_heads, head_dim]
+  const void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]
+  const void* v_cache;
+  void* out;  // [n_tokens, n_heads, head_dim]
+  const int32_t* cu_seqlens_q;  // [n_seqs + 1]
+  const int32_t* seq_lens_kv;   // [n_seqs]
+  const int32_t* block_tables;  // [n_seqs, max_blocks_per_seq]
+  int n_seqs, n_tokens, max_q_len, max_kv_len;
+  int block_size, max_blocks_per_seq;
+  int n_heads, n_kv_heads, head_dim;
+  float scale;
+  int sliding_window;  // 0: full causal
+};
+
+// FlashAttention-2-style tiled causal GQA attention for any q_len (prefill, chunked
+// prefill, mixed batches).
+void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream);
+
+// Split-KV flash-decoding for decode-only batches (q_len 1 for every sequence).
+// workspace: f32 of decode_workspace_floats(args) elements.
+size_t decode_workspace_floats(const AttentionArgs& args, int n_sms);
+void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_sms,
+                             cudaStream_t stream);
+
+// out[m, n] = sum_k x[m, k] w[n, k] (+ bias[n]) for M <= 8 rows: a bandwidth-bound GEMV.
+// out is bf16 or f32 (out_f32); bias has out's dtype or is null. K a multiple of 8.
+void launch_gemv(const void* x, const void* w, const void* bias, void* out, bool out_f32,
+                 int64_t m, int64_t n, int64_t k, cudaStream_t stream);
+inline constexpr int64_t kGemvMaxRows = 8;
+
+struct SampleArgs {
+  const float* logits;       // [n_rows, vocab]
+  const float* temperature;  // [n_rows]; <= 0: greedy
+  const int32_t* top_k;      // [n_rows]; <= 0: off
+  const float* top_p;        // [n_rows]; >= 1: off
+  const float* min_p;        // [n_rows]; <= 0: off
+  const uint64_t* seeds;     // [n_rows]
+  const uint64_t* offsets;   // [n_rows]
+  int32_t* tokens;           // [n_rows]
+  int64_t n_rows, vocab;
+};
+void launch_sample(const SampleArgs& args, cudaStream_t stream);
+
+}  // namespace hadron::cuda

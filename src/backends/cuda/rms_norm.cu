@@ -1,0 +1,100 @@
+// RMSNorm and fused residual-add + RMSNorm over rows of `width` bf16 values.
+// One block per row; each thread keeps its 8-element vectors in registers between the
+// sum-of-squares pass and the scaling pass, so the row is read once and written once.
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/vec.cuh"
+
+namespace hadron::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// kVectors: 8-element vectors per thread (ceil(width / 8 / kThreads)).
+template <int kVectors, bool kAdd>
+__global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16* residual,
+                                                            const bf16* weight, bf16* out,
+                                                            int64_t width, float eps) {
+  const int64_t row = blockIdx.x;
+  const int64_t n_vec = width / 8;
+  float values[kVectors][8];
+  float sum_squares = 0;
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    const int64_t c = threadIdx.x + j * kThreads;
+    if (c >= n_vec) break;
+    const int64_t offset = row * width + c * 8;
+    to_f32(load8(x + offset), values[j]);
+    if constexpr (kAdd) {
+      float res[8];
+      to_f32(load8(residual + offset), res);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) res[e] += values[j][e];
+      const Bf16x8 sum = from_f32(res);
+      store8(residual + offset, sum);
+      to_f32(sum, values[j]);  // normalise what the residual stream holds
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sum_squares += values[j][e] * values[j][e];
+  }
+  __shared__ float warp_sums[kThreads / 32];
+  __shared__ float inv_rms;
+  sum_squares = warp_sum(sum_squares);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum_squares;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    float total = threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0.0f;
+    total = warp_sum(total);
+    if (threadIdx.x == 0) inv_rms = rsqrtf(total / static_cast<float>(width) + eps);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    const int64_t c = threadIdx.x + j * kThreads;
+    if (c >= n_vec) break;
+    float w[8], result[8];
+    to_f32(load8(weight + c * 8), w);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) result[e] = values[j][e] * inv_rms * w[e];
+    store8(out + row * width + c * 8, from_f32(result));
+  }
+}
+
+template <int kVectors>
+void launch_with(const void* x, void* residual, const void* weight, void* out, int64_t n_rows,
+                 int64_t width, float eps, cudaStream_t stream) {
+  const auto* x_ptr = static_cast<const bf16*>(x);
+  const auto* w_ptr = static_cast<const bf16*>(weight);
+  auto* out_ptr = static_cast<bf16*>(out);
+  if (residual != nullptr) {
+    rms_norm_kernel<kVectors, true><<<n_rows, kThreads, 0, stream>>>(
+        x_ptr, static_cast<bf16*>(residual), w_ptr, out_ptr, width, eps);
+  } else {
+    rms_norm_kernel<kVectors, false><<<n_rows, kThreads, 0, stream>>>(x_ptr, nullptr, w_ptr,
+                                                                       out_ptr, width, eps);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_rms_norm(const void* x, void* residual, const void* weight, void* out,
+                     int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
+  if (n_rows == 0) return;
+  const int64_t vectors = ceil_div(width / 8, kThreads);
+  switch (vectors) {
+    case 1: return launch_with<1>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 2: return launch_with<2>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 3: return launch_with<3>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 4: return launch_with<4>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 5:
+    case 6: return launch_with<6>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 7:
+    case 8: return launch_with<8>(x, residual, weight, out, n_rows, width, eps, stream);
+    default:
+      fail_dispatch("rms_norm width", static_cast<int>(width),
+                    {kThreads * 8 * 1, kThreads * 8 * 2, kThreads * 8 * 4, kThreads * 8 * 8});
+  }
+}
+
+}  // namespace hadron::cuda

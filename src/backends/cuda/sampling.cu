@@ -1,0 +1,221 @@
+// Token sampling on the GPU (semantics in ops/sampling.h): one 1024-thread block per row.
+// Greedy is one argmax pass. Otherwise the top-k and top-p thresholds are found without a
+// sort by radix selection over the order-preserving uint32 keys of the logits (4 passes of
+// 8 bits, a 256-bin histogram of counts or of probability mass), min-p is a comparison, and
+// the draw scans the kept mass in vocabulary order (contiguous chunks per thread plus a
+// block-wide exclusive scan of the chunk sums).
+#include <cfloat>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/vec.cuh"
+#include "ops/sampling.h"
+
+namespace hadron::cuda {
+namespace {
+
+constexpr int kThreads = 1024, kWarps = kThreads / 32;
+
+struct Shared {
+  float hist[256];
+  float warp_values[kWarps];
+  int warp_indices[kWarps];
+  float broadcast_f;
+  int broadcast_i;
+  uint32_t prefix;
+  float above;
+};
+
+__device__ uint32_t key_of(float value) { return ordered_key(__float_as_uint(value)); }
+
+// Block-wide (max value, first index) over the row.
+__device__ int block_argmax(const float* row, int64_t vocab, Shared& sh, float* max_out) {
+  float best = -INFINITY;
+  int best_idx = INT32_MAX;
+  for (int64_t i = threadIdx.x; i < vocab; i += kThreads)
+    if (row[i] > best) {
+      best = row[i];
+      best_idx = static_cast<int>(i);
+    }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int other_idx = __shfl_xor_sync(0xffffffffu, best_idx, offset);
+    if (other > best || (other == best && other_idx < best_idx)) {
+      best = other;
+      best_idx = other_idx;
+    }
+  }
+  if (threadIdx.x % 32 == 0) {
+    sh.warp_values[threadIdx.x / 32] = best;
+    sh.warp_indices[threadIdx.x / 32] = best_idx;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kWarps; ++w)
+      if (sh.warp_values[w] > best || (sh.warp_values[w] == best && sh.warp_indices[w] < best_idx)) {
+        best = sh.warp_values[w];
+        best_idx = sh.warp_indices[w];
+      }
+    sh.broadcast_f = best;
+    sh.broadcast_i = best_idx == INT32_MAX ? 0 : best_idx;
+  }
+  __syncthreads();
+  *max_out = sh.broadcast_f;
+  const int result = sh.broadcast_i;
+  __syncthreads();
+  return result;
+}
+
+__device__ float block_sum(float value, Shared& sh) {
+  value = warp_sum(value);
+  if (threadIdx.x % 32 == 0) sh.warp_values[threadIdx.x / 32] = value;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    float total = sh.warp_values[threadIdx.x];
+    total = warp_sum(total);
+    if (threadIdx.x == 0) sh.broadcast_f = total;
+  }
+  __syncthreads();
+  const float total = sh.broadcast_f;
+  __syncthreads();
+  return total;
+}
+
+// The largest key t such that the weight of {key >= t} among keys >= floor reaches target;
+// weight is 1 (kMass false: counting, for top-k) or the probability (top-p).
+template <bool kMass>
+__device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logit,
+                                 float inv_temperature, uint32_t floor, float target,
+                                 Shared& sh) {
+  if (threadIdx.x == 0) {
+    sh.prefix = 0;
+    sh.above = 0;
+  }
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += kThreads) sh.hist[b] = 0;
+    __syncthreads();
+    const uint32_t prefix = sh.prefix;
+    const uint32_t mask = shift == 24 ? 0u : ~0u << (shift + 8);
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+      const uint32_t key = key_of(row[i]);
+      if (key < floor || (key & mask) != prefix) continue;
+      const float weight = kMass ? expf((row[i] - max_logit) * inv_temperature) : 1.0f;
+      atomicAdd(&sh.hist[(key >> shift) & 255], weight);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float acc = sh.above;
+      int chosen = -1, lowest_nonempty = 0;
+      for (int d = 255; d >= 0; --d) {
+        if (sh.hist[d] == 0) continue;
+        lowest_nonempty = d;
+        if (acc + sh.hist[d] >= target) {
+          chosen = d;
+          break;
+        }
+        acc += sh.hist[d];
+      }
+      if (chosen < 0) chosen = lowest_nonempty;  // rounding left the target unreached
+      sh.prefix = prefix | (uint32_t(chosen) << shift);
+      sh.above = acc;
+    }
+    __syncthreads();
+  }
+  const uint32_t result = sh.prefix;
+  __syncthreads();
+  return result;
+}
+
+__global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
+  __shared__ Shared sh;
+  const int64_t r = blockIdx.x, vocab = args.vocab;
+  const float* row = args.logits + r * vocab;
+  const float temperature = args.temperature[r];
+  const int top_k = args.top_k[r];
+  float max_logit;
+  const int argmax = block_argmax(row, vocab, sh, &max_logit);
+  if (temperature <= 0 || top_k == 1) {
+    if (threadIdx.x == 0) args.tokens[r] = argmax;
+    return;
+  }
+  const float inv_temperature = 1.0f / temperature;
+  auto prob = [&](int64_t i) { return expf((row[i] - max_logit) * inv_temperature); };
+  uint32_t threshold = 0;
+  if (top_k > 0 && top_k < vocab)
+    threshold = radix_select<false>(row, vocab, max_logit, inv_temperature, 0,
+                                    static_cast<float>(top_k), sh);
+  const float top_p = args.top_p[r];
+  if (top_p < 1) {
+    float kept_mass = 0;
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads)
+      if (key_of(row[i]) >= threshold) kept_mass += prob(i);
+    kept_mass = block_sum(kept_mass, sh);
+    threshold = max(threshold, radix_select<true>(row, vocab, max_logit, inv_temperature,
+                                                  threshold, top_p * kept_mass, sh));
+  }
+  const float min_p = args.min_p[r];
+  auto kept_prob = [&](int64_t i) {
+    const float p = prob(i);
+    return key_of(row[i]) >= threshold && p >= min_p ? p : 0.0f;
+  };
+  // Contiguous chunk per thread, so the running mass follows vocabulary order.
+  const int64_t chunk = (vocab + kThreads - 1) / kThreads;
+  const int64_t begin = threadIdx.x * chunk, end = min(vocab, begin + chunk);
+  float local = 0;
+  int last_kept = -1;
+  for (int64_t i = begin; i < end; ++i) {
+    const float p = kept_prob(i);
+    local += p;
+    if (p > 0) last_kept = static_cast<int>(i);
+  }
+  // Exclusive scan of the chunk sums: within warps by shuffles, then over warp totals.
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float inclusive = local;
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const float other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += other;
+  }
+  int warp_last = last_kept;
+  for (int offset = 16; offset > 0; offset >>= 1)
+    warp_last = max(warp_last, __shfl_xor_sync(0xffffffffu, warp_last, offset));
+  if (lane == 31) sh.warp_values[warp] = inclusive;
+  if (lane == 0) sh.warp_indices[warp] = warp_last;
+  if (threadIdx.x == 0) sh.broadcast_i = -1;
+  __syncthreads();
+  float warp_offset = 0, total = 0;
+  int overall_last = -1;
+  for (int w = 0; w < kWarps; ++w) {
+    if (w < warp) warp_offset += sh.warp_values[w];
+    total += sh.warp_values[w];
+    overall_last = max(overall_last, sh.warp_indices[w]);
+  }
+  const float target = sample_uniform(args.seeds[r], args.offsets[r]) * total;
+  const float exclusive = warp_offset + inclusive - local;
+  if (local > 0 && exclusive <= target && target < exclusive + local) {
+    float acc = exclusive;
+    int pick = last_kept;
+    for (int64_t i = begin; i < end; ++i) {
+      const float p = kept_prob(i);
+      if (p > 0 && (acc += p) > target) {
+        pick = static_cast<int>(i);
+        break;
+      }
+    }
+    atomicMax(&sh.broadcast_i, pick);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int pick = sh.broadcast_i;
+    args.tokens[r] = pick >= 0 ? pick : (overall_last >= 0 ? overall_last : argmax);
+  }
+}
+
+}  // namespace
+
+void launch_sample(const SampleArgs& args, cudaStream_t stream) {
+  if (args.n_rows == 0) return;
+  sample_kernel<<<args.n_rows, kThreads, 0, stream>>>(args);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace hadron::cuda
