@@ -54,6 +54,7 @@ std::map<std::string, std::string> read_weight_map(const std::string& index_path
                   index_path, name, shard_name);
     weight_map.emplace(name, shard_name);
   }
+  if (weight_map.empty()) input_error("{}: \"weight_map\" lists no tensors", index_path);
   return weight_map;
 }
 

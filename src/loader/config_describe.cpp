@@ -52,10 +52,11 @@ std::string describe_rope(const RopeConfig& rope) {
 
 std::string describe_moe(const MoeConfig& moe) {
   if (moe.n_experts == 0) return "";
-  std::string text = fmt::format(
-      "moe: {} experts, top-{}, expert intermediate {}, {} shared ({}), scoring {}{}\n",
-      moe.n_experts, moe.n_experts_per_token, moe.expert_intermediate_size, moe.n_shared_experts,
-      moe.shared_expert_intermediate_size, moe.scoring_func, moe.norm_topk_prob ? " normalised" : "");
+  std::string text =
+      fmt::format("moe: {} experts, top-{}, expert intermediate {}, {} shared ({}), scoring {}{}\n",
+                  moe.n_experts, moe.n_experts_per_token, moe.expert_intermediate_size,
+                  moe.n_shared_experts, moe.shared_expert_intermediate_size, moe.scoring_func,
+                  moe.norm_topk_prob ? " normalised" : "");
   if (moe.n_group > 1 || !moe.topk_method.empty())
     text += fmt::format("moe routing: {} groups, top-{} groups, method {}, scale {}\n", moe.n_group,
                         moe.topk_group, moe.topk_method, moe.routed_scaling_factor);
@@ -92,16 +93,15 @@ std::string describe(const ModelConfig& config) {
   text += fmt::format("layers: {} ({}), hidden {}, intermediate {}, vocab {}, dtype {}\n",
                       config.n_layers, layer_summary(config.layer_types), config.hidden_size,
                       config.intermediate_size, config.vocab_size, dtype_name(config.dtype));
-  text += fmt::format("attention: {} heads, {} kv heads, head_dim {}{}{}\n", config.n_heads,
-                      config.n_kv_heads, config.head_dim, config.attention_bias ? ", bias" : "",
-                      config.sliding_window > 0
-                          ? fmt::format(", sliding window {}", config.sliding_window)
-                          : "");
+  text += fmt::format(
+      "attention: {} heads, {} kv heads, head_dim {}{}{}\n", config.n_heads, config.n_kv_heads,
+      config.head_dim, config.attention_bias ? ", bias" : "",
+      config.sliding_window > 0 ? fmt::format(", sliding window {}", config.sliding_window) : "");
   text += fmt::format("max positions {}, rms_norm_eps {}, act {}, tied embeddings {}\n",
                       config.max_position_embeddings, config.rms_norm_eps, config.hidden_act,
                       config.tie_word_embeddings);
-  text += describe_rope(config.rope) + describe_moe(config.moe) +
-          describe_attention_variants(config);
+  text +=
+      describe_rope(config.rope) + describe_moe(config.moe) + describe_attention_variants(config);
   if (config.n_mtp_layers > 0) text += fmt::format("mtp layers: {}\n", config.n_mtp_layers);
   if (!config.quant.method.empty())
     text += fmt::format("quantization: {} {} block [{}], {} modules not converted\n",

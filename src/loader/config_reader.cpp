@@ -18,8 +18,7 @@ std::string excerpt(const json& value) {
 
 }  // namespace
 
-ConfigReader::ConfigReader(std::vector<const json*> scopes, std::string source,
-                           std::string prefix)
+ConfigReader::ConfigReader(std::vector<const json*> scopes, std::string source, std::string prefix)
     : scopes_(std::move(scopes)), source_(std::move(source)), prefix_(std::move(prefix)) {}
 
 const json* ConfigReader::find(std::string_view key) const {

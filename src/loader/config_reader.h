@@ -31,7 +31,7 @@ class ConfigReader {
   double number(std::string_view key, double fallback) const;     // finite
   bool boolean(std::string_view key, bool fallback) const;
   std::string string(std::string_view key, std::string fallback) const;
-  std::vector<int64_t> integers(std::string_view key) const;  // one integer or a list of them
+  std::vector<int64_t> integers(std::string_view key) const;     // one integer or a list of them
   std::vector<std::string> strings(std::string_view key) const;  // a list of strings
   // A reader over the object at `key` (only that object, no fallback); nullopt when absent.
   std::optional<ConfigReader> child(std::string_view key) const;

@@ -8,15 +8,14 @@
 namespace hadron {
 namespace {
 
-constexpr std::array<std::string_view, 7> kRopeTypes = {
-    "default", "linear", "dynamic", "llama3", "yarn", "longrope", "mrope"};
+constexpr std::array<std::string_view, 7> kRopeTypes = {"default", "linear",   "dynamic", "llama3",
+                                                        "yarn",    "longrope", "mrope"};
 
 // transformers 5 may key rope parameters by layer type; the full-attention ones apply here.
 std::optional<ConfigReader> rope_parameters(const ConfigReader& config) {
   std::optional<ConfigReader> params =
       config.child(config.has("rope_parameters") ? "rope_parameters" : "rope_scaling");
-  if (params && !params->has("rope_type") && !params->has("type") &&
-      params->has("full_attention"))
+  if (params && !params->has("rope_type") && !params->has("type") && params->has("full_attention"))
     return params->child("full_attention");
   return params;
 }
@@ -32,7 +31,8 @@ void validate_rope(const RopeConfig& rope, const ConfigReader& params) {
   const bool needs_original = rope.type == "llama3" || rope.type == "yarn";
   if (needs_original && rope.original_max_position_embeddings <= 0)
     params.fail("original_max_position_embeddings", "is required by " + rope.type + " rope");
-  if (rope.type == "llama3" && !(rope.low_freq_factor > 0 && rope.high_freq_factor > rope.low_freq_factor))
+  if (rope.type == "llama3" &&
+      !(rope.low_freq_factor > 0 && rope.high_freq_factor > rope.low_freq_factor))
     params.fail("high_freq_factor", "must exceed low_freq_factor, which must be positive");
   if (rope.type == "yarn" && !(rope.beta_fast > 0 && rope.beta_slow > 0))
     params.fail("beta_fast", "and beta_slow must be positive");
@@ -145,7 +145,8 @@ LinearAttentionConfig read_linear_attention(const ConfigReader& config) {
   linear.key_head_dim = bounded_integer(config, "linear_key_head_dim", 0, kMaxDim);
   linear.value_head_dim = bounded_integer(config, "linear_value_head_dim", 0, kMaxDim);
   linear.conv_kernel_dim = bounded_integer(config, "linear_conv_kernel_dim", 0, kMaxDim);
-  linear.full_attention_interval = bounded_integer(config, "full_attention_interval", 0, kMaxLayers);
+  linear.full_attention_interval =
+      bounded_integer(config, "full_attention_interval", 0, kMaxLayers);
   return linear;
 }
 
@@ -176,11 +177,15 @@ std::vector<LayerKind> read_layer_types(const ConfigReader& config, int64_t n_la
       config.fail("layer_types", "has " + std::to_string(names.size()) + " entries for " +
                                      std::to_string(n_layers) + " layers");
     for (const std::string& name : names) {
-      if (name == "full_attention") kinds.push_back(LayerKind::kFullAttention);
-      else if (name == "sliding_attention") kinds.push_back(LayerKind::kSlidingAttention);
-      else if (name == "linear_attention") kinds.push_back(LayerKind::kLinearAttention);
-      else config.fail("layer_types", "holds '" + name + "' (supported: full_attention, " +
-                                          "sliding_attention, linear_attention)");
+      if (name == "full_attention")
+        kinds.push_back(LayerKind::kFullAttention);
+      else if (name == "sliding_attention")
+        kinds.push_back(LayerKind::kSlidingAttention);
+      else if (name == "linear_attention")
+        kinds.push_back(LayerKind::kLinearAttention);
+      else
+        config.fail("layer_types", "holds '" + name + "' (supported: full_attention, " +
+                                       "sliding_attention, linear_attention)");
     }
     return kinds;
   }

@@ -105,9 +105,10 @@ Entry parse_entry(const std::string& name, const json& object, const std::string
   if (it == object.end()) input_error("{}: tensor '{}' has no \"data_offsets\"", file, name);
   if (!it->is_array() || it->size() != 2 || !as_u64((*it)[0], entry.begin) ||
       !as_u64((*it)[1], entry.end))
-    input_error("{}: tensor '{}': \"data_offsets\" must be [begin, end] with non-negative "
-                "integers, got {}",
-                file, name, it->dump());
+    input_error(
+        "{}: tensor '{}': \"data_offsets\" must be [begin, end] with non-negative "
+        "integers, got {}",
+        file, name, it->dump());
   return entry;
 }
 
@@ -133,8 +134,8 @@ uint64_t checked_nbytes(const TensorInfo& info, const std::string& file) {
   int64_t count = 1;
   for (int64_t dim : info.shape)
     if (__builtin_mul_overflow(count, dim, &count))
-      input_error("{}: tensor '{}': element count of shape [{}] overflows 64 bits", file,
-                  info.name, fmt::join(info.shape, ", "));
+      input_error("{}: tensor '{}': element count of shape [{}] overflows 64 bits", file, info.name,
+                  fmt::join(info.shape, ", "));
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(count), dtype_size(info.dtype), &bytes))
     input_error("{}: tensor '{}': byte size of {}[{}] overflows 64 bits", file, info.name,
@@ -156,19 +157,21 @@ uint64_t validate_layout(std::vector<Entry>& entries, const std::string& file) {
       input_error("{}: tensor '{}': data_offsets [{}, {}] end before they begin", file, name,
                   entry.begin, entry.end);
     if (entry.begin > start)
-      input_error("{}: tensor '{}' starts at byte {} but the previous tensor ends at {}: a "
-                  "hole of {} bytes in the data section",
-                  file, name, entry.begin, start, entry.begin - start);
+      input_error(
+          "{}: tensor '{}' starts at byte {} but the previous tensor ends at {}: a "
+          "hole of {} bytes in the data section",
+          file, name, entry.begin, start, entry.begin - start);
     if (entry.begin < start)
-      input_error("{}: tensor '{}' (data_offsets [{}, {}]) overlaps tensor '{}' which ends at "
-                  "byte {}",
-                  file, name, entry.begin, entry.end, entries[i - 1].info.name, start);
+      input_error(
+          "{}: tensor '{}' (data_offsets [{}, {}]) overlaps tensor '{}' which ends at "
+          "byte {}",
+          file, name, entry.begin, entry.end, entries[i - 1].info.name, start);
     start = entry.end;
     const uint64_t expected = checked_nbytes(entry.info, file);
     if (entry.end - entry.begin != expected)
-      input_error("{}: tensor '{}': {}[{}] needs {} bytes but data_offsets [{}, {}] span {}",
-                  file, name, dtype_name(entry.info.dtype), fmt::join(entry.info.shape, ", "),
-                  expected, entry.begin, entry.end, entry.end - entry.begin);
+      input_error("{}: tensor '{}': {}[{}] needs {} bytes but data_offsets [{}, {}] span {}", file,
+                  name, dtype_name(entry.info.dtype), fmt::join(entry.info.shape, ", "), expected,
+                  entry.begin, entry.end, entry.end - entry.begin);
   }
   return start;
 }
@@ -183,8 +186,8 @@ std::string_view header_text(std::span<const uint8_t> bytes, const std::string& 
     input_error("{}: header length {} exceeds the limit of {} bytes", file, header_bytes,
                 kMaxHeaderBytes);
   if (header_bytes > bytes.size() - kLengthBytes)
-    input_error("{}: header length {} runs past the end of the file ({} bytes): truncated?",
-                file, header_bytes, bytes.size());
+    input_error("{}: header length {} runs past the end of the file ({} bytes): truncated?", file,
+                header_bytes, bytes.size());
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + kLengthBytes,
                               header_bytes);
   if (!is_valid_utf8(text)) input_error("{}: header is not valid UTF-8", file);
@@ -218,11 +221,12 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes,
   const uint64_t data_bytes = bytes.size() - header.data_offset;
   if (data_end != data_bytes) {
     const std::string last = entries.empty() ? "(none)" : entries.back().info.name;
-    input_error("{}: tensors end at byte {} of the data section (last tensor '{}') but the "
-                "data section has {} bytes: {}",
-                file, data_end, last, data_bytes,
-                data_end > data_bytes ? "truncated file or offsets out of bounds"
-                                      : "trailing bytes no tensor covers");
+    input_error(
+        "{}: tensors end at byte {} of the data section (last tensor '{}') but the "
+        "data section has {} bytes: {}",
+        file, data_end, last, data_bytes,
+        data_end > data_bytes ? "truncated file or offsets out of bounds"
+                              : "trailing bytes no tensor covers");
   }
   for (Entry& entry : entries) {
     entry.info.offset = entry.begin;
@@ -234,7 +238,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes,
 }
 
 std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
   if (fd < 0) input_error("cannot open {}: {}", path, std::strerror(errno));
   struct stat status {};
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {

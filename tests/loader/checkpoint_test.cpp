@@ -83,9 +83,9 @@ TEST(Checkpoint, OpensTheProjectFixture) {
 TEST(Checkpoint, MissingShard) {
   Sharded sharded(kGoodMap);
   std::filesystem::remove(sharded.dir.path() / "model-00002-of-00002.safetensors");
-  expect_mentions(
-      testing::input_error_of([&] { Checkpoint::open(sharded.dir.path().string()); }),
-      {"model.safetensors.index.json", "model-00002-of-00002.safetensors", "'c.weight'", "missing"});
+  expect_mentions(testing::input_error_of([&] { Checkpoint::open(sharded.dir.path().string()); }),
+                  {"model.safetensors.index.json", "model-00002-of-00002.safetensors", "'c.weight'",
+                   "missing"});
 }
 
 TEST(Checkpoint, TensorListedButAbsentFromItsShard) {
@@ -125,6 +125,9 @@ TEST(Checkpoint, MalformedIndex) {
   dir.write("model.safetensors.index.json", R"({"metadata": {}})");
   expect_mentions(testing::input_error_of([&] { Checkpoint::open(dir.path().string()); }),
                   {"model.safetensors.index.json", "weight_map"});
+  dir.write("model.safetensors.index.json", R"({"weight_map": {}})");
+  expect_mentions(testing::input_error_of([&] { Checkpoint::open(dir.path().string()); }),
+                  {"model.safetensors.index.json", "no tensors"});
   dir.write("model.safetensors.index.json", R"({"weight_map": {"a": "x.safetensors", "a": "y"}})");
   expect_mentions(testing::input_error_of([&] { Checkpoint::open(dir.path().string()); }),
                   {"'a'", "twice"});

@@ -60,8 +60,9 @@ TEST(HfConfigErrors, WrongTypes) {
   expect_rejected(with("layer_types", "full_attention"), {"'layer_types'", "list"});
   expect_rejected(with("architectures", {7}), {"'architectures'"});
   expect_rejected(with("text_config", {1, 2}), {"'text_config'", "object"});
-  expect_rejected(with("quantization_config", {{"quant_method", "fp8"}, {"weight_block_size", "128"}}),
-                  {"'quantization_config.weight_block_size'"});
+  expect_rejected(
+      with("quantization_config", {{"quant_method", "fp8"}, {"weight_block_size", "128"}}),
+      {"'quantization_config.weight_block_size'"});
   expect_rejected(nlohmann::json::array({1, 2}), {"JSON object"});
 }
 
@@ -72,16 +73,16 @@ TEST(HfConfigErrors, ImpossibleValues) {
   expect_rejected(with("num_hidden_layers", 1 << 30), {"'num_hidden_layers'", "too large"});
   expect_rejected(with("hidden_size", 18446744073709551615ull), {"'hidden_size'", "too large"});
   expect_rejected(with("head_dim", 0), {"'head_dim'", "positive"});
-  expect_rejected(
-      with("layer_types",
-           {"full_attention", "sliding_attention", "full_attention", "full_attention"}),
-      {"'sliding_window'", "positive"});
+  expect_rejected(with("layer_types",
+                       {"full_attention", "sliding_attention", "full_attention", "full_attention"}),
+                  {"'sliding_window'", "positive"});
 }
 
 TEST(HfConfigErrors, LayerTypes) {
   expect_rejected(with("layer_types", {"full_attention"}), {"'layer_types'", "1 entries for 4"});
-  expect_rejected(with("layer_types", {"full_attention", "full_attention", "mamba", "full_attention"}),
-                  {"'layer_types'", "'mamba'"});
+  expect_rejected(
+      with("layer_types", {"full_attention", "full_attention", "mamba", "full_attention"}),
+      {"'layer_types'", "'mamba'"});
   expect_rejected(with("full_attention_interval", 2), {"linear_num_value_heads"});
 }
 
@@ -116,9 +117,9 @@ TEST(HfConfigErrors, MoeAndMla) {
 
 TEST(HfConfigErrors, FilesOnDisk) {
   testing::ScratchDir dir;
-  EXPECT_NE(testing::input_error_of([&] { load_model_config(dir.path().string()); })
-                .find("config.json"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::input_error_of([&] { load_model_config(dir.path().string()); }).find("config.json"),
+      std::string::npos);
   const std::string broken = dir.write("broken.json", "{\"hidden_size\": 12,");
   EXPECT_NE(testing::input_error_of([&] { load_model_config(broken); }).find(broken),
             std::string::npos);

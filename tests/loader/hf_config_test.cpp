@@ -43,11 +43,10 @@ TEST(HfConfig, EverySharedConfigParses) {
   EXPECT_GE(n_configs, 24);
   EXPECT_EQ(architectures,
             (std::set<std::string>{
-                "LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
-                "MixtralForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
-                "Glm4MoeForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM",
-                "Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
-                "Qwen3_5MoeForConditionalGeneration"}));
+                "LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "MixtralForCausalLM",
+                "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Glm4MoeForCausalLM",
+                "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "Qwen3NextForCausalLM",
+                "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"}));
 }
 
 TEST(HfConfig, Qwen3DenseTiedAndUntied) {
@@ -225,9 +224,9 @@ TEST(HfConfig, RopeParametersEqualRopeScaling) {
   nlohmann::json v5 = v4;
   v5.erase("rope_scaling");
   v5.erase("rope_theta");
-  v5["rope_parameters"] = {{"rope_type", "llama3"},        {"rope_theta", 500000.0},
-                           {"factor", 8.0},                {"low_freq_factor", 1.0},
-                           {"high_freq_factor", 4.0},      {"original_max_position_embeddings", 8192}};
+  v5["rope_parameters"] = {{"rope_type", "llama3"},   {"rope_theta", 500000.0},
+                           {"factor", 8.0},           {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   const RopeConfig a = parse_model_config(v4, "v4").rope, b = parse_model_config(v5, "v5").rope;
   EXPECT_EQ(b.type, "llama3");
   EXPECT_EQ(a.theta, b.theta);

@@ -52,7 +52,8 @@ TEST(SafetensorsErrors, TrailingBytes) {
 
 TEST(SafetensorsErrors, HeaderIsNotJson) {
   expect_rejected(safetensors_raw("{not json", ""), {"not valid JSON"});
-  expect_rejected(safetensors_raw(kGood + std::string(2, '\0'), std::string(8, '\0')), {"not valid JSON"});
+  expect_rejected(safetensors_raw(kGood + std::string(2, '\0'), std::string(8, '\0')),
+                  {"not valid JSON"});
 }
 
 TEST(SafetensorsErrors, HeaderIsNotUtf8) {
@@ -127,9 +128,9 @@ TEST(SafetensorsErrors, ShapeOverflow) {
 }
 
 TEST(SafetensorsErrors, UnknownDtype) {
-  expect_rejected(safetensors_raw(R"({"w":{"dtype":"Q4_K","shape":[1],"data_offsets":[0,1]}})",
-                                  "x"),
-                  {"'w'", "unsupported dtype 'Q4_K'", "BF16"});
+  expect_rejected(
+      safetensors_raw(R"({"w":{"dtype":"Q4_K","shape":[1],"data_offsets":[0,1]}})", "x"),
+      {"'w'", "unsupported dtype 'Q4_K'", "BF16"});
   expect_rejected(safetensors_raw(R"({"w":{"dtype":7,"shape":[1],"data_offsets":[0,1]}})", "x"),
                   {"'w'", "dtype"});
 }
@@ -139,10 +140,12 @@ TEST(SafetensorsErrors, MalformedFields) {
                   {"'w'", "no \"shape\""});
   expect_rejected(safetensors_raw(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", "x"),
                   {"'w'", "non-negative"});
-  expect_rejected(safetensors_raw(R"({"w":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})", "x"),
-                  {"'w'", "non-negative integer"});
-  expect_rejected(safetensors_raw(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})", "x"),
-                  {"'w'", "[begin, end]"});
+  expect_rejected(
+      safetensors_raw(R"({"w":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})", "x"),
+      {"'w'", "non-negative integer"});
+  expect_rejected(
+      safetensors_raw(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})", "x"),
+      {"'w'", "[begin, end]"});
   expect_rejected(safetensors_raw(R"({"w":{"dtype":"U8","shape":[1]}})", "x"),
                   {"'w'", "no \"data_offsets\""});
 }

@@ -33,21 +33,20 @@ TEST(Safetensors, RoundTripsEveryDtype) {
   const std::vector<int64_t> i64 = {int64_t{1} << 40, -1};
   const std::vector<uint8_t> boolean = {1, 0, 1, 1};
   ScratchDir dir;
-  const std::string path = dir.write(
-      "model.safetensors",
-      testing::safetensors_bytes(
-          {{"f32", "F32", {2, 3}, bytes_of(f32)},
-           {"f16", "F16", {3}, bytes_of(f16)},
-           {"bf16", "BF16", {1, 2}, bytes_of(bf16)},
-           {"e4m3", "F8_E4M3", {4}, bytes_of(e4m3)},
-           {"e5m2", "F8_E5M2", {1}, std::string("\x3c", 1)},
-           {"i8", "I8", {3}, bytes_of(i8)},
-           {"u8", "U8", {2}, std::string("\xff\x01", 2)},
-           {"i16", "I16", {2}, bytes_of(i16)},
-           {"i32", "I32", {2}, bytes_of(i32)},
-           {"i64", "I64", {2}, bytes_of(i64)},
-           {"mask", "BOOL", {2, 2}, bytes_of(boolean)}},
-          {{"format", "pt"}}));
+  const std::string path =
+      dir.write("model.safetensors",
+                testing::safetensors_bytes({{"f32", "F32", {2, 3}, bytes_of(f32)},
+                                            {"f16", "F16", {3}, bytes_of(f16)},
+                                            {"bf16", "BF16", {1, 2}, bytes_of(bf16)},
+                                            {"e4m3", "F8_E4M3", {4}, bytes_of(e4m3)},
+                                            {"e5m2", "F8_E5M2", {1}, std::string("\x3c", 1)},
+                                            {"i8", "I8", {3}, bytes_of(i8)},
+                                            {"u8", "U8", {2}, std::string("\xff\x01", 2)},
+                                            {"i16", "I16", {2}, bytes_of(i16)},
+                                            {"i32", "I32", {2}, bytes_of(i32)},
+                                            {"i64", "I64", {2}, bytes_of(i64)},
+                                            {"mask", "BOOL", {2, 2}, bytes_of(boolean)}},
+                                           {{"format", "pt"}}));
   const std::unique_ptr<SafetensorsFile> file = SafetensorsFile::open(path);
   ASSERT_EQ(file->tensors().size(), 11u);
   EXPECT_EQ(file->metadata().at("format"), "pt");
@@ -79,13 +78,12 @@ TEST(Safetensors, RoundTripsEveryDtype) {
 }
 
 TEST(Safetensors, SortsTensorsByOffsetWhateverTheHeaderOrder) {
-  const std::string header =
-      R"({"second":{"dtype":"I32","shape":[1],"data_offsets":[4,8]},)"
-      R"("first":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
+  const std::string header = R"({"second":{"dtype":"I32","shape":[1],"data_offsets":[4,8]},)"
+                             R"("first":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
   const std::vector<int32_t> data = {11, 22};
   ScratchDir dir;
-  const auto file =
-      SafetensorsFile::open(dir.write("a.safetensors", testing::safetensors_raw(header, bytes_of(data))));
+  const auto file = SafetensorsFile::open(
+      dir.write("a.safetensors", testing::safetensors_raw(header, bytes_of(data))));
   ASSERT_EQ(file->tensors().size(), 2u);
   EXPECT_EQ(file->tensors()[0].name, "first");
   EXPECT_EQ(file->tensors()[0].offset, 0u);
@@ -108,7 +106,8 @@ TEST(Safetensors, AcceptsEmptyAndScalarTensorsAndPaddedHeaders) {
 
 TEST(Safetensors, AcceptsAFileWithoutTensors) {
   ScratchDir dir;
-  const auto file = SafetensorsFile::open(dir.write("a.safetensors", testing::safetensors_bytes({})));
+  const auto file =
+      SafetensorsFile::open(dir.write("a.safetensors", testing::safetensors_bytes({})));
   EXPECT_TRUE(file->tensors().empty());
   const auto with_null_metadata = SafetensorsFile::open(
       dir.write("b.safetensors", testing::safetensors_raw(R"({"__metadata__":null})", "")));
@@ -116,8 +115,8 @@ TEST(Safetensors, AcceptsAFileWithoutTensors) {
 }
 
 TEST(Safetensors, HeaderParserReportsOffsetsAndDataStart) {
-  const std::string bytes = testing::safetensors_raw(
-      R"({"x":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}  )", "abc");
+  const std::string bytes =
+      testing::safetensors_raw(R"({"x":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}  )", "abc");
   const SafetensorsHeader header = parse_safetensors_header(
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "mem");
   ASSERT_EQ(header.tensors.size(), 1u);
