@@ -38,7 +38,7 @@ Value get_attribute(const Value& obj, const std::string& name) {
 Value get_item(const Value& obj, const Value& key) {
   if (obj.is_undefined()) fail_undefined(obj);
   bool int_key = key.is_int() || key.is_bool();
-  if (obj.is_list() && int_key) {
+  if (obj.is_list() && obj.as_list().is_sequence() && int_key) {
     const auto& items = obj.items();
     int64_t idx = key.int_value();
     if (idx < 0) idx += static_cast<int64_t>(items.size());

@@ -72,7 +72,7 @@ Value Interpreter::eval_collection(const Expr& e) {
     DictData d;
     for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
       Value key = eval(*e.args[i]);
-      if (key.is_list() && !key.as_list().is_tuple) input_error("TypeError: unhashable type: 'list'");
+      if (key.is_list() && !key.as_list().is_tuple()) input_error("TypeError: unhashable type: 'list'");
       if (key.is_dict()) input_error("TypeError: unhashable type: 'dict'");
       d.set(std::move(key), eval(*e.args[i + 1]));
     }

@@ -28,7 +28,9 @@ Value length(const Value& v, CallArgs&) {
   switch (v.kind()) {
     case ValueKind::undefined: return Value(int64_t{0});
     case ValueKind::string: return Value(utf8_length(v.as_string()));
-    case ValueKind::list: return Value(v.items().size());
+    case ValueKind::list:
+      if (v.as_list().kind == SeqKind::generator) break;
+      return Value(v.items().size());
     case ValueKind::dict: return Value(v.as_dict().entries.size());
     case ValueKind::none:
     case ValueKind::boolean:
@@ -41,11 +43,11 @@ Value length(const Value& v, CallArgs&) {
 }
 
 Value items(const Value& v, CallArgs&) {
-  if (v.is_undefined()) return Value::list({});
+  if (v.is_undefined()) return Value::sequence({}, SeqKind::generator);
   if (!v.is_dict()) input_error("TypeError: Can only get item pairs from a mapping.");
   std::vector<Value> out;
   for (const auto& [k, val] : v.as_dict().entries) out.push_back(Value::list({k, val}, true));
-  return Value::list(std::move(out));
+  return Value::sequence(std::move(out), SeqKind::generator);
 }
 
 Value list(const Value& v, CallArgs&) { return Value::list(iterate(v)); }
@@ -57,6 +59,8 @@ Value first(const Value& v, CallArgs&) {
 }
 
 Value last(const Value& v, CallArgs&) {
+  if (v.is_list() && v.as_list().kind == SeqKind::generator)
+    input_error("TypeError: 'generator' object is not reversible");
   std::vector<Value> all = iterate(v);
   if (all.empty()) return Value::undefined("No last item, sequence was empty.");
   return all.back();
@@ -89,7 +93,7 @@ Value map(const Value& v, CallArgs& args) {
       Value x = attribute_path(item, *attribute);
       out.push_back(x.is_undefined() && fallback ? *fallback : x);
     }
-    return Value::list(std::move(out));
+    return Value::sequence(std::move(out), SeqKind::generator);
   }
   if (args.positional.empty()) input_error("TypeError: map requires a filter argument");
   std::string filter = soft_str(args.positional[0]);
@@ -98,7 +102,7 @@ Value map(const Value& v, CallArgs& args) {
     CallArgs a = rest;
     out.push_back(apply_filter(filter, item, a));
   }
-  return Value::list(std::move(out));
+  return Value::sequence(std::move(out), SeqKind::generator);
 }
 
 // select/reject/selectattr/rejectattr: keep items whose test result equals `keep`.
@@ -120,7 +124,7 @@ Value select_items(const Value& v, CallArgs& args, bool by_attribute, bool keep)
     bool result = test.empty() ? truthy(x) : apply_test(test, x, a);
     if (result == keep) out.push_back(item);
   }
-  return Value::list(std::move(out));
+  return Value::sequence(std::move(out), SeqKind::generator);
 }
 
 Value select(const Value& v, CallArgs& a) { return select_items(v, a, false, true); }
@@ -173,7 +177,7 @@ Value unique(const Value& v, CallArgs& args) {
     seen.push_back(k);
     out.push_back(item);
   }
-  return Value::list(std::move(out));
+  return Value::sequence(std::move(out), SeqKind::generator);
 }
 
 Value min_max(const Value& v, CallArgs& args, bool want_max) {
@@ -210,9 +214,11 @@ Value reverse(const Value& v, CallArgs&) {
     std::reverse(s.begin(), s.end());
     return Value(utf8_encode(s));
   }
+  // reversed(list) is an iterator; a generator is listed first and reversed into a list.
+  bool sequence = v.is_list() && v.as_list().is_sequence();
   std::vector<Value> all = iterate(v);
   std::reverse(all.begin(), all.end());
-  return Value::list(std::move(all));
+  return sequence ? Value::sequence(std::move(all), SeqKind::generator) : Value::list(std::move(all));
 }
 
 Value attr(const Value& v, CallArgs& args) {

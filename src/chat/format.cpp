@@ -71,7 +71,7 @@ std::string python_format(const std::string& format, const CallArgs& args) {
 
 std::string printf_format(const std::string& format, const Value& args) {
   std::vector<Value> positional;
-  if (args.is_list() && args.as_list().is_tuple) positional = args.items();
+  if (args.is_list() && args.as_list().is_tuple()) positional = args.items();
   else if (!args.is_dict()) positional.push_back(args);
   size_t next_arg = 0;
   std::string out;

@@ -46,7 +46,8 @@ const std::map<std::string_view, TestFn>& test_table() {
        }},
       {"sequence",
        [](const Value& v, const ArgReader&) {
-         return v.is_undefined() || v.is_string() || v.is_list() || v.is_dict();
+         return v.is_undefined() || v.is_string() || v.is_dict() ||
+                (v.is_list() && v.as_list().is_sequence());
        }},
       {"callable", [](const Value& v, const ArgReader&) { return v.is_function(); }},
       {"escaped", [](const Value&, const ArgReader&) { return false; }},

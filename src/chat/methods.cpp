@@ -39,7 +39,7 @@ bool affix_match(const std::string& s, const Value* affix, bool prefix) {
     if (x.size() > s.size()) return false;
     return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
   };
-  if (affix && affix->is_list() && affix->as_list().is_tuple)
+  if (affix && affix->is_list() && affix->as_list().is_tuple())
     return std::any_of(affix->items().begin(), affix->items().end(), one);
   if (!affix) input_error("TypeError: startswith/endswith takes at least 1 argument");
   return one(*affix);
@@ -137,14 +137,15 @@ std::optional<Method> dict_method(const Value& d, const std::string& name) {
     return [d](CallArgs&) {
       std::vector<Value> out;
       for (const auto& [k, v] : d.as_dict().entries) out.push_back(Value::list({k, v}, true));
-      return Value::list(std::move(out));
+      return Value::sequence(std::move(out), SeqKind::dict_items);
     };
-  if (name == "keys") return [d](CallArgs&) { return Value::list(iterate(d)); };
+  if (name == "keys")
+    return [d](CallArgs&) { return Value::sequence(iterate(d), SeqKind::dict_keys); };
   if (name == "values")
     return [d](CallArgs&) {
       std::vector<Value> out;
       for (const auto& [k, v] : d.as_dict().entries) out.push_back(v);
-      return Value::list(std::move(out));
+      return Value::sequence(std::move(out), SeqKind::dict_values);
     };
   if (name == "get")
     return [d](CallArgs& a) {
@@ -171,7 +172,7 @@ std::optional<Method> list_method(const Value& l, const std::string& name) {
       return Value(static_cast<int64_t>(std::count_if(
           l.items().begin(), l.items().end(), [&](const Value& v) { return x && equals(v, *x); })));
     };
-  if (name == "copy" && !l.as_list().is_tuple) return [l](CallArgs&) { return l; };
+  if (name == "copy" && l.as_list().kind == SeqKind::list) return [l](CallArgs&) { return l; };
   return std::nullopt;
 }
 
@@ -191,8 +192,9 @@ std::optional<Value> find_method(const Value& receiver, const std::string& name)
       return unsafe(receiver, name);
     method = dict_method(receiver, name);
   } else if (receiver.is_list()) {
-    bool is_tuple = receiver.as_list().is_tuple;
-    if (!is_tuple && std::find(kListMutators.begin(), kListMutators.end(), name) != kListMutators.end())
+    SeqKind kind = receiver.as_list().kind;
+    if (!receiver.as_list().is_sequence()) return std::nullopt;
+    if (kind == SeqKind::list && std::find(kListMutators.begin(), kListMutators.end(), name) != kListMutators.end())
       return unsafe(receiver, name);
     method = list_method(receiver, name);
   }

@@ -27,9 +27,9 @@ const char* op_symbol(BinaryOp op) {
               type_name(a), type_name(b));
 }
 
-int64_t checked(bool overflow, int64_t v) {
+Value checked(bool overflow, const int64_t& result) {
   if (overflow) input_error("OverflowError: integer result out of range");
-  return v;
+  return Value(result);
 }
 
 Value int_pow(int64_t base, int64_t exp) {
@@ -46,9 +46,18 @@ Value int_pow(int64_t base, int64_t exp) {
 Value int_op(BinaryOp op, int64_t x, int64_t y) {
   int64_t r = 0;
   switch (op) {
-    case BinaryOp::add: return Value(checked(__builtin_add_overflow(x, y, &r), r));
-    case BinaryOp::sub: return Value(checked(__builtin_sub_overflow(x, y, &r), r));
-    case BinaryOp::mul: return Value(checked(__builtin_mul_overflow(x, y, &r), r));
+    case BinaryOp::add: {
+      bool overflow = __builtin_add_overflow(x, y, &r);
+      return checked(overflow, r);
+    }
+    case BinaryOp::sub: {
+      bool overflow = __builtin_sub_overflow(x, y, &r);
+      return checked(overflow, r);
+    }
+    case BinaryOp::mul: {
+      bool overflow = __builtin_mul_overflow(x, y, &r);
+      return checked(overflow, r);
+    }
     case BinaryOp::div:
       if (y == 0) input_error("ZeroDivisionError: division by zero");
       return Value(static_cast<double>(x) / static_cast<double>(y));
@@ -108,7 +117,7 @@ Value repeat(const Value& seq, int64_t times, size_t max_bytes) {
     input_error("MemoryError: list repetition exceeds the output limit");
   std::vector<Value> out;
   for (int64_t i = 0; i < times; ++i) out.insert(out.end(), items.begin(), items.end());
-  return Value::list(std::move(out), seq.as_list().is_tuple);
+  return Value::list(std::move(out), seq.as_list().is_tuple());
 }
 
 }  // namespace
@@ -126,14 +135,17 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_string_b
     return Value(a.as_string() + b.as_string());
   }
   if (op == BinaryOp::add && a.is_list() && b.is_list() &&
-      a.as_list().is_tuple == b.as_list().is_tuple) {
+      a.as_list().is_sequence() && a.as_list().kind == b.as_list().kind) {
     std::vector<Value> items = a.items();
     items.insert(items.end(), b.items().begin(), b.items().end());
-    return Value::list(std::move(items), a.as_list().is_tuple);
+    return Value::list(std::move(items), a.as_list().is_tuple());
   }
-  if (op == BinaryOp::mul && (a.is_string() || a.is_list()) && (b.is_int() || b.is_bool()))
+  auto repeatable = [](const Value& v) {
+    return v.is_string() || (v.is_list() && v.as_list().is_sequence());
+  };
+  if (op == BinaryOp::mul && repeatable(a) && (b.is_int() || b.is_bool()))
     return repeat(a, b.int_value(), max_string_bytes);
-  if (op == BinaryOp::mul && (b.is_string() || b.is_list()) && (a.is_int() || a.is_bool()))
+  if (op == BinaryOp::mul && repeatable(b) && (a.is_int() || a.is_bool()))
     return repeat(b, a.int_value(), max_string_bytes);
   if (op == BinaryOp::mod && a.is_string()) return Value(printf_format(a.as_string(), b));
   unsupported(op, a, b);
@@ -233,12 +245,12 @@ Value get_slice(const Value& obj, const Value* start, const Value* stop, const V
       out += chars[static_cast<size_t>(i)];
     return Value(utf8_encode(out));
   }
-  if (obj.is_list()) {
+  if (obj.is_list() && obj.as_list().is_sequence()) {
     const auto& items = obj.items();
     std::vector<Value> out;
     for (int64_t i : slice_positions(static_cast<int64_t>(items.size()), start, stop, step))
       out.push_back(items[static_cast<size_t>(i)]);
-    return Value::list(std::move(out), obj.as_list().is_tuple);
+    return Value::list(std::move(out), obj.as_list().is_tuple());
   }
   return Value::undefined(fmt::format("{} has no element slice", object_type_repr(obj)));
 }

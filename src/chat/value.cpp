@@ -16,7 +16,14 @@ Value Value::undefined(std::string message, bool unsafe) {
 
 Value Value::list(std::vector<Value> items, bool is_tuple) {
   Value v;
-  v.data_ = std::make_shared<const ListData>(ListData{std::move(items), is_tuple});
+  v.data_ = std::make_shared<const ListData>(
+      ListData{std::move(items), is_tuple ? SeqKind::tuple : SeqKind::list});
+  return v;
+}
+
+Value Value::sequence(std::vector<Value> items, SeqKind kind) {
+  Value v;
+  v.data_ = std::make_shared<const ListData>(ListData{std::move(items), kind});
   return v;
 }
 
@@ -103,7 +110,7 @@ bool truthy(const Value& v) {
     case ValueKind::integer: return v.as_int() != 0;
     case ValueKind::floating: return v.as_float() != 0.0;
     case ValueKind::string: return !v.as_string().empty();
-    case ValueKind::list: return !v.items().empty();
+    case ValueKind::list: return v.as_list().kind == SeqKind::generator || !v.items().empty();
     case ValueKind::dict: return !v.as_dict().entries.empty();
     case ValueKind::namespace_object: return true;
     case ValueKind::function: return true;
@@ -132,7 +139,8 @@ bool equals(const Value& a, const Value& b) {
     case ValueKind::string: return a.as_string() == b.as_string();
     case ValueKind::list: {
       const auto &x = a.as_list(), &y = b.as_list();
-      if (x.is_tuple != y.is_tuple || x.items.size() != y.items.size()) return false;
+      if (&x == &y) return true;
+      if (!x.is_sequence() || x.kind != y.kind || x.items.size() != y.items.size()) return false;
       for (size_t i = 0; i < x.items.size(); ++i)
         if (!equals(x.items[i], y.items[i])) return false;
       return true;
@@ -160,7 +168,8 @@ int compare(const Value& a, const Value& b) {
     int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
-  if (a.is_list() && b.is_list() && a.as_list().is_tuple == b.as_list().is_tuple) {
+  if (a.is_list() && b.is_list() && a.as_list().is_sequence() &&
+      a.as_list().kind == b.as_list().kind) {
     const auto &x = a.items(), &y = b.items();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (equals(x[i], y[i])) continue;
@@ -179,7 +188,16 @@ std::string type_name(const Value& v) {
     case ValueKind::integer: return "int";
     case ValueKind::floating: return "float";
     case ValueKind::string: return "str";
-    case ValueKind::list: return v.as_list().is_tuple ? "tuple" : "list";
+    case ValueKind::list:
+      switch (v.as_list().kind) {
+        case SeqKind::list: return "list";
+        case SeqKind::tuple: return "tuple";
+        case SeqKind::generator: return "generator";
+        case SeqKind::dict_items: return "dict_items";
+        case SeqKind::dict_keys: return "dict_keys";
+        case SeqKind::dict_values: return "dict_values";
+      }
+      return "list";
     case ValueKind::dict: return "dict";
     case ValueKind::namespace_object: return "Namespace";
     case ValueKind::function: return "function";

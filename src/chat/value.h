@@ -24,9 +24,17 @@ struct Undefined {
 
 struct NoneValue {};
 
+// Python's iterables: lists and tuples, the generators jinja's map/select/... filters return,
+// and dict views. Only lists and tuples can be indexed, measured... as in Python.
+enum class SeqKind { list, tuple, generator, dict_items, dict_keys, dict_values };
+
 struct ListData {
   std::vector<Value> items;
-  bool is_tuple = false;
+  SeqKind kind = SeqKind::list;
+
+  bool is_tuple() const { return kind == SeqKind::tuple; }
+  // list or tuple: subscriptable, sliceable, comparable.
+  bool is_sequence() const { return kind == SeqKind::list || kind == SeqKind::tuple; }
 };
 
 // A Python dict: insertion-ordered, keys compared with Python equality.
@@ -65,7 +73,7 @@ enum class ValueKind {
   integer,
   floating,
   string,
-  list,  // list or tuple
+  list,  // list, tuple, generator or dict view (see SeqKind)
   dict,
   namespace_object,
   function,
@@ -86,6 +94,7 @@ class Value {
   static Value undefined(std::string message, bool unsafe = false);
   static Value none() { return Value(NoneValue{}); }
   static Value list(std::vector<Value> items, bool is_tuple = false);
+  static Value sequence(std::vector<Value> items, SeqKind kind);
   static Value dict(DictData dict);
   static Value new_namespace(NamespaceData ns);
   static Value function(std::string name, std::function<Value(CallArgs&)> call);

@@ -162,7 +162,10 @@ void JsonWriter::write(const Value& v, int depth) {
       return;
     }
     case ValueKind::string: write_string(v.as_string()); return;
-    case ValueKind::list: write_list(v.items(), depth); return;
+    case ValueKind::list:
+      if (!v.as_list().is_sequence()) break;
+      write_list(v.items(), depth);
+      return;
     case ValueKind::dict: write_dict(v.as_dict(), depth); return;
     case ValueKind::undefined:
     case ValueKind::namespace_object:

@@ -103,10 +103,17 @@ static void append_repr(std::string& out, const Value& v, int depth) {
     case ValueKind::string: out += string_repr(v.as_string()); return;
     case ValueKind::list: {
       const ListData& l = v.as_list();
-      out += l.is_tuple ? '(' : '[';
+      if (l.kind == SeqKind::generator) {
+        out += "<generator object>";
+        return;
+      }
+      bool view = !l.is_sequence();
+      if (view) out += type_name(v) + "(";
+      out += l.is_tuple() ? '(' : '[';
       append_items(out, l.items, depth);
-      if (l.is_tuple && l.items.size() == 1) out += ',';
-      out += l.is_tuple ? ')' : ']';
+      if (l.is_tuple() && l.items.size() == 1) out += ',';
+      out += l.is_tuple() ? ')' : ']';
+      if (view) out += ')';
       return;
     }
     case ValueKind::dict: append_dict(out, v.as_dict(), depth); return;
