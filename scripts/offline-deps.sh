@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Downloads the Debian packages hadron's build needs into .deps/ and unpacks them there, so a
+# machine without network and without these -dev packages (the GPU machine, ../shared/GPU.md)
+# can configure with `source .deps/env.sh` (CMAKE_PREFIX_PATH, PKG_CONFIG_PATH).
+# Run where apt can reach Debian's registry; rerunning replaces .deps/.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+deps=$root/.deps
+
+# Header-only packages, plus the shared libraries the image lacks (fmt's CMake package
+# checks that libfmt.so exists even when only fmt::fmt-header-only is used).
+packages=(
+  libfmt-dev libfmt9
+  nlohmann-json3-dev
+  libcli11-dev
+  libcpp-httplib-dev libcpp-httplib0.11
+  libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+  libutf8proc-dev libutf8proc2
+  libgtest-dev googletest
+)
+
+rm -rf "$deps"
+mkdir -p "$deps/debs"
+(cd "$deps/debs" && apt-get download "${packages[@]}")
+for deb in "$deps"/debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
+rm -rf "$deps/debs"
+
+# pkg-config files name prefix=/usr; make them relative to where they now live.
+for pc in "$deps"/usr/lib/*/pkgconfig/*.pc "$deps"/usr/share/pkgconfig/*.pc; do
+  [[ -e $pc ]] || continue
+  sed -i 's|^prefix=/usr$|prefix=${pcfiledir}/../../..|' "$pc"
+  case $pc in */share/pkgconfig/*) sed -i 's|^prefix=${pcfiledir}/../../..$|prefix=${pcfiledir}/../..|' "$pc" ;; esac
+done
+
+# Sourced by scripts/gpu-check.sh (paths relative to the checkout, which moves between machines).
+cat > "$deps/env.sh" <<'ENV'
+deps_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+multiarch=$(ls "$deps_dir/usr/lib" | grep -- -linux-gnu | head -n1)
+export CMAKE_PREFIX_PATH=$deps_dir/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+export PKG_CONFIG_PATH=$deps_dir/usr/lib/$multiarch/pkgconfig:$deps_dir/usr/share/pkgconfig
+export LD_LIBRARY_PATH=$deps_dir/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ENV
+du -sh "$deps"
+echo "unpacked ${#packages[@]} packages into $deps; use: source $deps/env.sh"

@@ -1,0 +1,145 @@
+// CUDA vs CPU: causal GQA attention over a paged cache whose blocks are shuffled, for
+// prefill / chunked prefill / mixed batches (tiled kernel) and decode-only batches
+// (split-KV kernel): head_dim 64/128/256, GQA ratios 1-8, lengths off the tile and block
+// sizes, sliding windows, batch 1 and 256.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "op_test_util.h"
+
+namespace hadron::test {
+namespace {
+
+struct Seq {
+  int q_len, kv_len;
+};
+
+struct AttentionCase {
+  int n_heads, n_kv_heads, head_dim, block_size;
+  std::vector<Seq> seqs;
+  int sliding_window = 0;
+};
+
+class AttentionTest : public OpTest {
+ protected:
+  void run_case(const AttentionCase& c);
+};
+
+void AttentionTest::run_case(const AttentionCase& c) {
+  SCOPED_TRACE(testing::Message() << "heads " << c.n_heads << "/" << c.n_kv_heads << " x "
+                                  << c.head_dim << " block " << c.block_size << " seqs "
+                                  << c.seqs.size() << " window " << c.sliding_window);
+  const int n_seqs = static_cast<int>(c.seqs.size());
+  int n_tokens = 0, max_q = 0, max_kv = 0, max_blocks = 0, n_blocks = 0;
+  bool decode_only = true;
+  for (const Seq& s : c.seqs) {
+    n_tokens += s.q_len;
+    max_q = std::max(max_q, s.q_len);
+    max_kv = std::max(max_kv, s.kv_len);
+    const int blocks = (s.kv_len + c.block_size - 1) / c.block_size;
+    max_blocks = std::max(max_blocks, blocks);
+    n_blocks += blocks;
+    decode_only = decode_only && s.q_len == 1;
+  }
+  n_blocks += 3;  // blocks nobody owns, full of random data too
+  // Each sequence owns a random set of blocks; unused table entries point at block 0.
+  std::vector<int32_t> block_ids(n_blocks);
+  std::iota(block_ids.begin(), block_ids.end(), 0);
+  std::shuffle(block_ids.begin(), block_ids.end(), rng_);
+  std::vector<int32_t> block_tables(int64_t{n_seqs} * max_blocks, 0);
+  std::vector<int32_t> cu_seqlens(n_seqs + 1, 0), kv_lens(n_seqs);
+  int next_block = 0;
+  for (int s = 0; s < n_seqs; ++s) {
+    cu_seqlens[s + 1] = cu_seqlens[s] + c.seqs[s].q_len;
+    kv_lens[s] = c.seqs[s].kv_len;
+    for (int b = 0; b < (c.seqs[s].kv_len + c.block_size - 1) / c.block_size; ++b)
+      block_tables[int64_t{s} * max_blocks + b] = block_ids[next_block++];
+  }
+  const std::vector<int64_t> cache_shape{n_blocks, c.block_size, c.n_kv_heads, c.head_dim};
+  const std::vector<int64_t> q_shape{n_tokens, c.n_heads, c.head_dim};
+  const int64_t cache_elems = int64_t{n_blocks} * c.block_size * c.n_kv_heads * c.head_dim;
+  std::vector<float> q = random_floats(int64_t{n_tokens} * c.n_heads * c.head_dim),
+                     k_cache = random_floats(cache_elems), v_cache = random_floats(cache_elems);
+  DeviceTensor q_gpu = upload(q, q_shape), k_gpu = upload(k_cache, cache_shape),
+               v_gpu = upload(v_cache, cache_shape);
+  DeviceTensor cu_gpu = upload_i32(cu_seqlens, {n_seqs + 1}),
+               kv_gpu = upload_i32(kv_lens, {n_seqs}),
+               tables_gpu = upload_i32(block_tables, {n_seqs, max_blocks});
+  DeviceTensor out = poisoned(q_shape);
+
+  BatchMeta meta;
+  meta.n_tokens = n_tokens;
+  meta.n_seqs = n_seqs;
+  meta.max_q_len = max_q;
+  meta.max_kv_len = max_kv;
+  meta.block_size = c.block_size;
+  meta.decode_only = decode_only;
+  meta.cu_seqlens_q = cu_gpu.tensor;
+  meta.seq_lens_kv = kv_gpu.tensor;
+  meta.block_tables = tables_gpu.tensor;
+  const AttentionParams params{1.0f / std::sqrt(static_cast<float>(c.head_dim)),
+                               c.sliding_window, 0.0f};
+  gpu_->attention(q_gpu.tensor, k_gpu.tensor, v_gpu.tensor, meta, params, out.tensor);
+
+  BatchMeta host_meta = meta;
+  host_meta.cu_seqlens_q = host_view_i32(cu_seqlens, {n_seqs + 1});
+  host_meta.seq_lens_kv = host_view_i32(kv_lens, {n_seqs});
+  host_meta.block_tables = host_view_i32(block_tables, {n_seqs, max_blocks});
+  std::vector<float> expected(q.size());
+  cpu_->attention(host_view(q, q_shape), host_view(k_cache, cache_shape),
+                  host_view(v_cache, cache_shape), host_meta, params,
+                  host_view(expected, q_shape));
+  EXPECT_CLOSE(download(out.tensor), expected, kAttentionTol);
+}
+
+std::vector<Seq> decode_batch(std::mt19937_64& rng, int n, int max_kv) {
+  std::uniform_int_distribution<int> len(1, max_kv);
+  std::vector<Seq> seqs(n);
+  for (Seq& s : seqs) s = {1, len(rng)};
+  return seqs;
+}
+
+TEST_F(AttentionTest, PrefillQwen3Shape) {
+  run_case({32, 8, 128, 16, {{1, 1}, {70, 70}, {37, 200}, {129, 169}}});
+}
+TEST_F(AttentionTest, PrefillHeadDim64NoGrouping) {
+  run_case({8, 8, 64, 32, {{65, 65}, {1, 97}, {200, 333}}});
+}
+TEST_F(AttentionTest, PrefillHeadDim256Group8) {
+  run_case({8, 1, 256, 16, {{100, 100}, {17, 50}}});
+}
+TEST_F(AttentionTest, PrefillGroup3LargeBlocks) {
+  run_case({6, 2, 128, 64, {{128, 128}, {63, 191}}});
+}
+TEST_F(AttentionTest, PrefillGroup7SmallBlocks) {
+  run_case({7, 1, 128, 8, {{90, 90}, {3, 45}}});
+}
+TEST_F(AttentionTest, PrefillSlidingWindow) {
+  run_case({4, 2, 128, 16, {{150, 150}, {20, 300}}, 50});
+}
+TEST_F(AttentionTest, PrefillLong) {
+  run_case({4, 1, 128, 16, {{1000, 1000}}});
+}
+
+TEST_F(AttentionTest, DecodeBatch1LongContext) {
+  run_case({32, 8, 128, 16, {{1, 5000}}});
+}
+TEST_F(AttentionTest, DecodeBatch256) {
+  run_case({32, 8, 128, 16, decode_batch(rng_, 256, 600)});
+}
+TEST_F(AttentionTest, DecodeHeadDim64NoGrouping) {
+  run_case({4, 4, 64, 32, {{1, 1}, {1, 129}, {1, 1000}}});
+}
+TEST_F(AttentionTest, DecodeHeadDim256) {
+  run_case({16, 2, 256, 16, decode_batch(rng_, 5, 700)});
+}
+TEST_F(AttentionTest, DecodeGroup3) {
+  run_case({6, 2, 128, 16, decode_batch(rng_, 4, 400)});
+}
+TEST_F(AttentionTest, DecodeGroup8SlidingWindow) {
+  run_case({8, 1, 128, 16, {{1, 1000}, {1, 37}}, 100});
+}
+
+}  // namespace
+}  // namespace hadron::test

@@ -1,0 +1,73 @@
+// CUDA vs CPU sampling: the same (logits, parameters, seed, offset) give the same token.
+// The GPU sums probabilities in float in another order than the host's doubles, so a draw
+// that lands within rounding of a boundary (u or top_p within 1e-5) may differ; such a
+// mismatch is accepted only when the reference gives the GPU's token at a nudged u / top_p.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/sampling.h"
+#include "op_test_util.h"
+
+namespace hadron::test {
+namespace {
+
+class SamplingTest : public OpTest {};
+
+TEST_F(SamplingTest, MatchesReference) {
+  constexpr int64_t kVocab = 151936;
+  const std::vector<SampleRowParams> settings = {
+      {0.0f, 0, 1.0f, 0.0f},    {1.0f, 1, 1.0f, 0.0f},   {1.0f, 0, 1.0f, 0.0f},
+      {0.7f, 50, 1.0f, 0.0f},   {1.3f, 0, 0.9f, 0.0f},   {0.8f, 20, 0.5f, 0.0f},
+      {1.0f, 0, 1.0f, 0.05f},   {0.6f, 100, 0.95f, 0.02f}, {2.0f, 5000, 0.99f, 0.0f}};
+  for (const int64_t n_rows : {int64_t{1}, int64_t{64}}) {
+    SCOPED_TRACE(testing::Message() << "rows " << n_rows);
+    std::vector<float> logits = random_floats(n_rows * kVocab, 3.0f);
+    std::vector<float> temperature(n_rows), top_p(n_rows), min_p(n_rows);
+    std::vector<int32_t> top_k(n_rows);
+    std::vector<int64_t> seeds(n_rows), offsets(n_rows);
+    std::vector<SampleRowParams> row_params(n_rows);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      row_params[r] = settings[(r + n_rows) % settings.size()];
+      temperature[r] = row_params[r].temperature;
+      top_k[r] = row_params[r].top_k;
+      top_p[r] = row_params[r].top_p;
+      min_p[r] = row_params[r].min_p;
+      seeds[r] = static_cast<int64_t>(rng_());
+      offsets[r] = r % 7;
+    }
+    DeviceTensor logits_gpu = upload(logits, {n_rows, kVocab}, DType::F32);
+    DeviceTensor t_gpu = upload(temperature, {n_rows}, DType::F32),
+                 p_gpu = upload(top_p, {n_rows}, DType::F32),
+                 m_gpu = upload(min_p, {n_rows}, DType::F32);
+    DeviceTensor k_gpu = upload_i32(top_k, {n_rows}), s_gpu = upload_i64(seeds, {n_rows}),
+                 o_gpu = upload_i64(offsets, {n_rows});
+    DeviceTensor tokens = upload_i32(std::vector<int32_t>(n_rows, -1), {n_rows});
+    gpu_->sample(logits_gpu.tensor,
+                 {t_gpu.tensor, k_gpu.tensor, p_gpu.tensor, m_gpu.tensor, s_gpu.tensor,
+                  o_gpu.tensor},
+                 tokens.tensor);
+    const std::vector<int32_t> got = download_i32(tokens.tensor);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const std::span<const float> row(logits.data() + r * kVocab, kVocab);
+      const SampleRowParams& params = row_params[r];
+      const float u = sample_uniform(seeds[r], offsets[r]);
+      const int32_t expected = sample_row_reference(row, params, u);
+      if (got[r] == expected) continue;
+      bool at_boundary = false;
+      for (const float du : {-1e-5f, 1e-5f})
+        for (const float dp : {-1e-5f, 0.0f, 1e-5f}) {
+          SampleRowParams nudged = params;
+          if (params.top_p < 1) nudged.top_p += dp;
+          at_boundary |= sample_row_reference(row, nudged, std::clamp(u + du, 0.0f, 0.9999999f)) ==
+                         got[r];
+        }
+      EXPECT_TRUE(at_boundary) << "row " << r << " (temperature " << params.temperature
+                               << ", top_k " << params.top_k << ", top_p " << params.top_p
+                               << ", min_p " << params.min_p << "): GPU " << got[r]
+                               << ", reference " << expected;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hadron::test
