@@ -24,16 +24,16 @@ constexpr size_t smem_bytes() {
   return size_t{kBlockM + 4 * kBlockN} * kD * 2;  // Q + two stages of K and V
 }
 
-// Loads rows [row_begin, row_begin + n_rows) of a [rows, kD] tile; row r comes from
-// src_of(r) (null: zero fill).
+// Loads a [kRows, kD] tile; row r comes from src_of(r), or is zero-filled when that is null
+// (cp.async still gets a valid address: `any`, of which it reads nothing).
 template <int kD, int kRows, typename SrcOf>
-__device__ __forceinline__ void load_tile(uint32_t tile, SrcOf src_of) {
+__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, SrcOf src_of) {
   constexpr int kChunks = kD / 8;
 #pragma unroll
   for (int idx = threadIdx.x; idx < kRows * kChunks; idx += kThreads) {
     const int row = idx / kChunks, chunk = idx % kChunks;
     const bf16* src = src_of(row);
-    cp_async16(tile + tile_offset<kChunks>(row, chunk), src == nullptr ? nullptr : src + chunk * 8,
+    cp_async16(tile + tile_offset<kChunks>(row, chunk), src == nullptr ? any : src + chunk * 8,
                src == nullptr ? 0 : 16);
   }
 }
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
   const bf16* k_cache = static_cast<const bf16*>(args.k_cache);
   const bf16* v_cache = static_cast<const bf16*>(args.v_cache);
 
-  load_tile<kD, kBlockM>(q_tile, [&](int row) -> const bf16* {
+  load_tile<kD, kBlockM>(q_tile, q, [&](int row) -> const bf16* {
     const int i = m_start + row;
     return i < q_len ? q + (int64_t{q_begin + i} * args.n_heads + head) * kD : nullptr;
   });
@@ -81,8 +81,8 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
         return cache + (slot * args.n_kv_heads + kv_head) * kD;
       };
     };
-    load_tile<kD, kBlockN>(k_tiles + stage * kStageBytes, src(k_cache));
-    load_tile<kD, kBlockN>(v_tiles + stage * kStageBytes, src(v_cache));
+    load_tile<kD, kBlockN>(k_tiles + stage * kStageBytes, k_cache, src(k_cache));
+    load_tile<kD, kBlockN>(v_tiles + stage * kStageBytes, v_cache, src(v_cache));
   };
   load_kv(0, key_begin);
   cp_async_commit();
@@ -187,10 +187,10 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
   bf16* out = static_cast<bf16*>(args.out);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int i = row0 - m_start + r * 8 + m_start;  // query index in the sequence
-    if (i >= q_len) continue;
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);  // every lane, before exits
     row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    const int i = row0 + r * 8;  // query index in the sequence
+    if (i >= q_len) continue;
     const float inv = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
     bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * kD + quad * 2;
 #pragma unroll

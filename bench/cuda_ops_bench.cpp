@@ -1,0 +1,338 @@
+// Kernel micro-benchmark of the CUDA backend at Qwen3-8B shapes (hidden 4096, 32/8 heads of
+// 128, intermediate 12288, vocab 151936, 36 layers): decode batch 1 and 128 (context 256)
+// and a 2048-token prefill. Each kernel is timed with CUDA events per launch after warm-up
+// (median of repeats), on inputs rotated so that the working set exceeds the 50 MB L2, and
+// compared with the ceilings measured on an H100 (3.0 TB/s copy, 790 TFLOP/s bf16).
+// The last table models one forward step as 36 x (sum of a layer's kernels) + LM head.
+//
+//   cuda_ops_bench [--markdown FILE]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/gemm.h"
+#include "backends/cuda/kernels.h"
+#include "core/dtype.h"
+
+namespace hadron::cuda {
+namespace {
+
+constexpr double kBandwidth = 3.0e12, kFlops = 790e12;
+constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kInter = 12288,
+                  kVocab = 151936, kLayers = 36, kBlockSize = 16;
+constexpr size_t kRotateBytes = size_t{256} << 20;  // working set well above L2
+
+// Device memory filled with random bf16 (a repeated 16 MB random pattern) or f32.
+class Arena {
+ public:
+  ~Arena() {
+    for (void* p : buffers_) cudaFree(p);
+  }
+  void* bf16(int64_t n) { return fill(n * 2, true); }
+  void* f32(int64_t n) { return fill(n * 4, false); }
+  void* i32(const std::vector<int32_t>& values) {
+    void* p = alloc(values.size() * 4);
+    CUDA_CHECK(cudaMemcpy(p, values.data(), values.size() * 4, cudaMemcpyHostToDevice));
+    return p;
+  }
+
+ private:
+  void* alloc(size_t bytes) {
+    void* p;
+    CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 16)));
+    buffers_.push_back(p);
+    return p;
+  }
+  void* fill(size_t bytes, bool bf16) {
+    constexpr size_t kPattern = size_t{16} << 20;
+    if (pattern_bf16_.empty()) {
+      uint64_t state = 0x9e3779b97f4a7c15ull;
+      auto next = [&] {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        return (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.2f;
+      };
+      pattern_bf16_.resize(kPattern / 2);
+      pattern_f32_.resize(kPattern / 4);
+      for (auto& v : pattern_bf16_) v = f32_to_bf16(next());
+      for (auto& v : pattern_f32_) v = next() * 20;
+    }
+    void* p = alloc(bytes);
+    const void* src = bf16 ? static_cast<const void*>(pattern_bf16_.data()) : pattern_f32_.data();
+    for (size_t offset = 0; offset < bytes; offset += kPattern)
+      CUDA_CHECK(cudaMemcpy(static_cast<char*>(p) + offset, src, std::min(kPattern, bytes - offset),
+                            cudaMemcpyHostToDevice));
+    return p;
+  }
+  std::vector<void*> buffers_;
+  std::vector<uint16_t> pattern_bf16_;
+  std::vector<float> pattern_f32_;
+};
+
+// Median time of `launch(copy)` in microseconds, copy rotating over n_copies input sets.
+double median_us(cudaStream_t stream, int n_copies, const std::function<void(int)>& launch) {
+  constexpr int kWarmup = 5, kRepeats = 40;
+  for (int i = 0; i < kWarmup; ++i) launch(i % n_copies);
+  std::vector<cudaEvent_t> events(2 * kRepeats);
+  for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < kRepeats; ++i) {
+    CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
+    launch(i % n_copies);
+    CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> ms(kRepeats);
+  for (int i = 0; i < kRepeats; ++i)
+    CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
+  std::nth_element(ms.begin(), ms.begin() + kRepeats / 2, ms.end());
+  return ms[kRepeats / 2] * 1000.0;
+}
+
+struct Row {
+  std::string phase, op, shape, path;
+  double us, bytes, flops;
+  int per_layer;  // times per layer (0: once per step)
+};
+
+class Bench {
+ public:
+  Bench() {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaDeviceGetAttribute(&n_sms_, cudaDevAttrMultiProcessorCount, 0));
+    gemm_ = std::make_unique<Gemm>(stream_);
+  }
+  void run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len, int kv_len);
+  void print(FILE* out, bool markdown) const;
+
+ private:
+  int copies_for(double bytes) const {
+    return static_cast<int>(std::clamp<double>(kRotateBytes / std::max(bytes, 1.0), 1, 64));
+  }
+  void add(const std::string& phase, const std::string& op, const std::string& shape,
+           const std::string& path, double bytes, double flops, int per_layer,
+           const std::function<void(int)>& launch) {
+    const double us = median_us(stream_, copies_for(bytes), launch);
+    rows_.push_back({phase, op, shape, path, us, bytes, flops, per_layer});
+    std::fprintf(stderr, "%-8s %-16s %-28s %-9s %9.1f us\n", phase.c_str(), op.c_str(),
+                 shape.c_str(), path.c_str(), us);
+  }
+  void linear(const std::string& phase, const std::string& op, int64_t m, int64_t n, int64_t k,
+              bool out_f32, int per_layer);
+
+  cudaStream_t stream_;
+  int n_sms_ = 0;
+  std::unique_ptr<Gemm> gemm_;
+  Arena arena_;
+  std::vector<Row> rows_;
+};
+
+std::string dims(std::initializer_list<int64_t> values) {
+  std::string text;
+  for (int64_t v : values) text += (text.empty() ? "" : "x") + std::to_string(v);
+  return text;
+}
+
+void Bench::linear(const std::string& phase, const std::string& op, int64_t m, int64_t n,
+                   int64_t k, bool out_f32, int per_layer) {
+  const double bytes = 2.0 * (n * k + m * k) + (out_f32 ? 4.0 : 2.0) * m * n;
+  const double flops = 2.0 * m * n * k;
+  const int copies = copies_for(bytes);
+  std::vector<void*> x(copies), w(copies), out(copies);
+  for (int c = 0; c < copies; ++c) {
+    x[c] = arena_.bf16(m * k);
+    w[c] = arena_.bf16(n * k);
+    out[c] = out_f32 ? arena_.f32(m * n) : arena_.bf16(m * n);
+  }
+  const std::string shape = dims({m, n, k});
+  // The backend takes the GEMV for m <= kGemvMaxRows; both paths are timed there.
+  const bool gemv = m <= kGemvMaxRows;
+  add(phase, op, shape, gemv ? "cublasLt*" : "cublasLt", bytes, flops, gemv ? 0 : per_layer,
+      [&](int c) { gemm_->run(x[c], w[c], nullptr, out[c], out_f32, m, n, k); });
+  if (gemv)
+    add(phase, op, shape, "gemv", bytes, flops, per_layer, [&](int c) {
+      launch_gemv(x[c], w[c], nullptr, out[c], out_f32, m, n, k, stream_);
+    });
+}
+
+void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len, int kv_len) {
+  const int64_t qkv_width = (kHeads + 2 * kKvHeads) * kHeadDim;
+  // Norms, embedding, elementwise.
+  {
+    const int copies = copies_for(6.0 * m * kHidden);
+    std::vector<void*> x(copies), res(copies), out(copies);
+    for (int c = 0; c < copies; ++c) {
+      x[c] = arena_.bf16(m * kHidden);
+      res[c] = arena_.bf16(m * kHidden);
+      out[c] = arena_.bf16(m * kHidden);
+    }
+    void* weight = arena_.bf16(kHidden);
+    add(phase, "add_rms_norm", dims({m, kHidden}), "", 8.0 * m * kHidden, 0, 2, [&](int c) {
+      launch_rms_norm(x[c], res[c], weight, out[c], m, kHidden, 1e-6f, stream_);
+    });
+  }
+  linear(phase, "qkv_proj", m, qkv_width, kHidden, false, 1);
+  {
+    const int n_blocks = n_seqs * ((kv_len + kBlockSize - 1) / kBlockSize);
+    std::vector<int32_t> slots(m), positions(m);
+    for (int64_t t = 0; t < m; ++t) {
+      slots[t] = static_cast<int32_t>(t % (int64_t{n_blocks} * kBlockSize));
+      positions[t] = static_cast<int32_t>(t % kv_len);
+    }
+    void* qkv = arena_.bf16(m * qkv_width);
+    void* q_out = arena_.bf16(m * kHeads * kHeadDim);
+    void* k_cache = arena_.bf16(int64_t{n_blocks} * kBlockSize * kKvHeads * kHeadDim);
+    void* v_cache = arena_.bf16(int64_t{n_blocks} * kBlockSize * kKvHeads * kHeadDim);
+    void* norm = arena_.bf16(kHeadDim);
+    auto* cos_sin = static_cast<const float*>(arena_.f32(4096 * kHeadDim));
+    auto* slot_ptr = static_cast<int32_t*>(arena_.i32(slots));
+    auto* pos_ptr = static_cast<int32_t*>(arena_.i32(positions));
+    add(phase, "qkv_rope_store", dims({m, qkv_width}), "", 4.0 * m * qkv_width, 0, 1, [&](int) {
+      launch_qkv_rope_store({qkv, norm, norm, pos_ptr, cos_sin, slot_ptr, k_cache, v_cache, q_out,
+                             m, kHeads, kKvHeads, kHeadDim, kHeadDim, 1e-6f, true},
+                            stream_);
+    });
+    // Attention over a paged cache of n_seqs sequences of kv_len tokens, blocks in order.
+    const int blocks_per_seq = (kv_len + kBlockSize - 1) / kBlockSize;
+    std::vector<int32_t> tables(int64_t{n_seqs} * blocks_per_seq), cu(n_seqs + 1), kv(n_seqs);
+    for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
+    for (int s = 0; s <= n_seqs; ++s) cu[s] = s * q_len;
+    std::fill(kv.begin(), kv.end(), kv_len);
+    void* attn_out = arena_.bf16(m * kHeads * kHeadDim);
+    AttentionArgs args{q_out, k_cache, v_cache, attn_out,
+                       static_cast<int32_t*>(arena_.i32(cu)), static_cast<int32_t*>(arena_.i32(kv)),
+                       static_cast<int32_t*>(arena_.i32(tables)), n_seqs, static_cast<int>(m),
+                       q_len, kv_len, kBlockSize, blocks_per_seq, kHeads, kKvHeads, kHeadDim,
+                       0.0883883f, 0};
+    const double kv_bytes = 2.0 * 2 * n_seqs * kv_len * kKvHeads * kHeadDim;
+    const double causal_pairs = n_seqs * (double(q_len) * kv_len - double(q_len) * (q_len - 1) / 2);
+    const double attn_flops = 4.0 * causal_pairs * kHeads * kHeadDim;
+    if (q_len == 1) {
+      float* workspace = static_cast<float*>(arena_.f32(
+          std::max<size_t>(1, decode_workspace_floats(args, n_sms_))));
+      add(phase, "attention", "decode " + dims({n_seqs, kv_len}), "split-kv", kv_bytes, attn_flops,
+          1, [&](int) { launch_attention_decode(args, workspace, n_sms_, stream_); });
+    } else {
+      add(phase, "attention", "prefill " + dims({n_seqs, q_len}), "fa2-mma", kv_bytes, attn_flops,
+          1, [&](int) { launch_attention_prefill(args, stream_); });
+    }
+  }
+  linear(phase, "o_proj", m, kHidden, kHeads * kHeadDim, false, 1);
+  linear(phase, "gate_up_proj", m, 2 * kInter, kHidden, false, 1);
+  {
+    const int copies = copies_for(6.0 * m * kInter);
+    std::vector<void*> in(copies), out(copies);
+    for (int c = 0; c < copies; ++c) {
+      in[c] = arena_.bf16(2 * m * kInter);
+      out[c] = arena_.bf16(m * kInter);
+    }
+    add(phase, "silu_mul", dims({m, kInter}), "", 6.0 * m * kInter, 0, 1,
+        [&](int c) { launch_silu_mul(in[c], out[c], m, kInter, stream_); });
+  }
+  linear(phase, "down_proj", m, kHidden, kInter, false, 1);
+  // Once per step: the LM head over the rows that produce logits, then sampling.
+  const int64_t rows = n_seqs;
+  linear(phase, "lm_head", rows, kVocab, kHidden, true, 0);
+  {
+    float* logits = static_cast<float*>(arena_.f32(rows * kVocab));
+    std::vector<int32_t> zeros(rows, 0);
+    std::vector<float> temps(rows, 0.0f), ones(rows, 1.0f), nothing(rows, 0.0f);
+    auto upload_f32 = [&](const std::vector<float>& v) {
+      void* p = arena_.f32(rows);
+      CUDA_CHECK(cudaMemcpy(p, v.data(), rows * 4, cudaMemcpyHostToDevice));
+      return static_cast<float*>(p);
+    };
+    std::vector<int32_t> seeds_words(2 * rows, 7);
+    auto* seeds = static_cast<uint64_t*>(arena_.i32(seeds_words));
+    auto* tokens = static_cast<int32_t*>(arena_.i32(zeros));
+    SampleArgs greedy{logits, upload_f32(temps), static_cast<int32_t*>(arena_.i32(zeros)),
+                      upload_f32(ones), upload_f32(nothing), seeds, seeds, tokens, rows, kVocab};
+    add(phase, "sample greedy", dims({rows, kVocab}), "", 4.0 * rows * kVocab, 0, 0,
+        [&](int) { launch_sample(greedy, stream_); });
+    SampleArgs top_p = greedy;
+    top_p.temperature = upload_f32(ones);
+    top_p.top_p = upload_f32(std::vector<float>(rows, 0.9f));
+    top_p.top_k = static_cast<int32_t*>(arena_.i32(std::vector<int32_t>(rows, 50)));
+    add(phase, "sample k50 p0.9", dims({rows, kVocab}), "(info)", 4.0 * rows * kVocab, 0, -1,
+        [&](int) { launch_sample(top_p, stream_); });
+  }
+}
+
+void Bench::print(FILE* out, bool markdown) const {
+  const char* sep = markdown ? " | " : "  ";
+  auto line = [&](const std::string& text) { std::fprintf(out, "%s\n", text.c_str()); };
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s%-8s%s%-16s%s%-24s%s%-9s%s%9s%s%8s%s%8s%s%7s%s",
+                markdown ? "| " : "", "phase", sep, "op", sep, "M x N x K / shape", sep, "path",
+                sep, "us", sep, "TB/s", sep, "TFLOP/s", sep, "% ceil", markdown ? " |" : "");
+  line(buf);
+  if (markdown) line("|---|---|---|---|---:|---:|---:|---:|");
+  for (const Row& r : rows_) {
+    const double tbs = r.bytes / (r.us * 1e-6) / 1e12, tflops = r.flops / (r.us * 1e-6) / 1e12;
+    // Ceiling: whichever of bytes / bandwidth and flops / peak is larger.
+    const double floor_us = std::max(r.bytes / kBandwidth, r.flops / kFlops) * 1e6;
+    std::snprintf(buf, sizeof buf, "%s%-8s%s%-16s%s%-24s%s%-9s%s%9.1f%s%8.2f%s%8.1f%s%6.0f%%%s",
+                  markdown ? "| " : "", r.phase.c_str(), sep, r.op.c_str(), sep, r.shape.c_str(),
+                  sep, r.path.c_str(), sep, r.us, sep, tbs, sep, tflops, sep,
+                  100.0 * floor_us / r.us, markdown ? " |" : "");
+    line(buf);
+  }
+  // Modelled step: the kernels the backend would run (rows with per_layer >= 0).
+  line("");
+  std::snprintf(buf, sizeof buf, "%s%-8s%s%12s%s%12s%s%14s%s", markdown ? "| " : "", "phase",
+                sep, "layer us", sep, "step ms", sep, "model tok/s", markdown ? " |" : "");
+  line(buf);
+  if (markdown) line("|---|---:|---:|---:|");
+  std::vector<std::string> phases;
+  for (const Row& r : rows_)
+    if (std::find(phases.begin(), phases.end(), r.phase) == phases.end()) phases.push_back(r.phase);
+  for (const std::string& phase : phases) {
+    double layer_us = 0, once_us = 0;
+    int64_t tokens = 1;
+    for (const Row& r : rows_) {
+      if (r.phase != phase) continue;
+      if (r.per_layer > 0) layer_us += r.per_layer * r.us;
+      if (r.per_layer == 0) once_us += r.us;
+      if (r.op == "qkv_rope_store") tokens = std::stoll(r.shape.substr(0, r.shape.find('x')));
+    }
+    const double step_ms = (kLayers * layer_us + once_us) / 1000.0;
+    std::snprintf(buf, sizeof buf, "%s%-8s%s%12.1f%s%12.3f%s%14.0f%s", markdown ? "| " : "",
+                  phase.c_str(), sep, layer_us, sep, step_ms, sep, tokens / (step_ms / 1000.0),
+                  markdown ? " |" : "");
+    line(buf);
+  }
+}
+
+}  // namespace
+}  // namespace hadron::cuda
+
+int main(int argc, char** argv) {
+  const char* markdown_path = argc == 3 && std::strcmp(argv[1], "--markdown") == 0 ? argv[2] : nullptr;
+  try {
+    cudaDeviceProp props;
+    CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
+    std::printf("device: %s, %d SMs, L2 %d MB\n", props.name, props.multiProcessorCount,
+                props.l2CacheSize >> 20);
+    hadron::cuda::Bench bench;
+    bench.run_phase("decode1", 1, 1, 1, 256);
+    bench.run_phase("decode128", 128, 128, 1, 256);
+    bench.run_phase("prefill", 2048, 1, 2048, 2048);
+    if (markdown_path != nullptr) {
+      FILE* file = std::fopen(markdown_path, "w");
+      if (file == nullptr) return 1;
+      bench.print(file, true);
+      std::fclose(file);
+    }
+    bench.print(stdout, false);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_ops_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
