@@ -17,6 +17,7 @@ packages=(
   libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
   libutf8proc-dev libutf8proc2
   libgtest-dev googletest
+  pkgconf pkgconf-bin libpkgconf3  # CMake's FindPkgConfig, for images without pkg-config
 )
 
 rm -rf "$deps"
@@ -39,6 +40,7 @@ multiarch=$(ls "$deps_dir/usr/lib" | grep -- -linux-gnu | head -n1)
 export CMAKE_PREFIX_PATH=$deps_dir/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 export PKG_CONFIG_PATH=$deps_dir/usr/lib/$multiarch/pkgconfig:$deps_dir/usr/share/pkgconfig
 export LD_LIBRARY_PATH=$deps_dir/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+command -v pkg-config >/dev/null || export PATH=$deps_dir/usr/bin:$PATH
 ENV
 du -sh "$deps"
 echo "unpacked ${#packages[@]} packages into $deps; use: source $deps/env.sh"
