@@ -221,8 +221,13 @@ Value reverse(const Value& v, CallArgs&) {
   return sequence ? Value::sequence(std::move(all), SeqKind::generator) : Value::list(std::move(all));
 }
 
+// Python getattr only: methods, namespace attributes; never dict items.
 Value attr(const Value& v, CallArgs& args) {
-  return get_attribute(v, soft_str(ArgReader(args, "attr", {"name"}).get_or(0, Value(""))));
+  std::string name = soft_str(ArgReader(args, "attr", {"name"}).get_or(0, Value("")));
+  if (auto method = find_method(v, name)) return *method;
+  if (v.is_namespace()) return get_attribute(v, name);
+  if (v.is_undefined()) fail_undefined(v);
+  return Value::undefined(fmt::format("'{}' has no attribute '{}'", object_type_repr(v), name));
 }
 
 // Python str.splitlines() boundaries.

@@ -99,6 +99,10 @@ void add_globals(DictData& globals, std::optional<std::tm> now) {
               }));
   globals.set(Value("namespace"), Value::function("namespace", make_namespace));
   globals.set(Value("joiner"), Value::function("joiner", joiner));
+  for (const char* name : {"cycler", "lipsum"})  // defined in jinja2; no template uses them
+    globals.set(Value(name), Value::function(name, [name](CallArgs&) -> Value {
+                  input_error("{}() is not supported by hadron", name);
+                }));
   globals.set(Value("raise_exception"), Value::function("raise_exception", [](CallArgs& a) -> Value {
                 Value message = ArgReader(a, "raise_exception", {"message"}).get_or(0, Value(""));
                 input_error("TemplateError: {}", to_str(message));

@@ -15,7 +15,11 @@ DepthGuard::DepthGuard(Parser& p) : parser(p) {
 }
 DepthGuard::~DepthGuard() { --parser.depth_; }
 
-Body parse_template(const std::string& source) { return Parser(tokenize_template(source)).parse(); }
+Body parse_template(const std::string& source) {
+  Body body = Parser(tokenize_template(source)).parse();
+  check_filters_and_tests(body);
+  return body;
+}
 
 Body Parser::parse() { return parse_body({}); }
 
@@ -97,7 +101,6 @@ StmtPtr Parser::parse_statement() {
 
 StmtPtr Parser::parse_if() {
   auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::if_chain, tokens_[idx_ - 1].pos});
-  ++soft_;
   while (true) {
     IfBranch branch;
     branch.condition = parse_tuple(false);
@@ -114,7 +117,6 @@ StmtPtr Parser::parse_if() {
     expect(TokenKind::block_end, "end of statement block");
     break;
   }
-  --soft_;
   return stmt;
 }
 
@@ -136,10 +138,7 @@ StmtPtr Parser::parse_for() {
   if (skip_name("if")) stmt->condition = parse_expression();
   if (at_name("recursive")) fail("recursive loops are not supported");
   expect(TokenKind::block_end, "end of statement block");
-  int saved_soft = soft_;
-  soft_ = 0;
   stmt->body = parse_body({"endfor", "else"});
-  soft_ = saved_soft;
   if (next().value == "else") {
     expect(TokenKind::block_end, "end of statement block");
     stmt->else_body = parse_body({"endfor"});
@@ -184,10 +183,7 @@ StmtPtr Parser::parse_macro() {
   auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::macro, tokens_[idx_ - 1].pos});
   stmt->name = expect(TokenKind::name, "macro name").value;
   parse_params(stmt->params);
-  int saved_soft = soft_;
-  soft_ = 0;
   stmt->body = parse_block_body("endmacro");
-  soft_ = saved_soft;
   return stmt;
 }
 

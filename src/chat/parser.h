@@ -16,6 +16,10 @@ namespace hadron::chat {
 // an `if` (jinja2 defers those inside `if` and conditional expressions to render time).
 Body parse_template(const std::string& source);
 
+// jinja2 rejects an unknown filter or test when compiling, unless it sits in an `if` statement
+// or a conditional expression (a "soft frame"): there it fails only when evaluated.
+void check_filters_and_tests(const Body& body);
+
 class Parser;
 
 // Bounds parser recursion so that hostile templates cannot overflow the stack.
@@ -89,8 +93,6 @@ class Parser {
   std::vector<Token> tokens_;
   size_t idx_ = 0;
   int depth_ = 0;
-  // >0 inside `if` statements and conditional expressions (jinja's "soft frames").
-  int soft_ = 0;
 };
 
 }  // namespace hadron::chat

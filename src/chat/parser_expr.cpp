@@ -86,11 +86,9 @@ ExprPtr Parser::parse_condexpr() {
   while (at_name("if")) {
     auto cond = make(ExprKind::conditional, current().pos);
     next();
-    ++soft_;
     cond->args.push_back(std::move(expr));
     cond->args.push_back(parse_or());
     cond->args.push_back(skip_name("else") ? parse_condexpr() : nullptr);
-    --soft_;
     expr = std::move(cond);
   }
   return expr;

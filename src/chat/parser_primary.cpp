@@ -191,8 +191,6 @@ ExprPtr Parser::parse_filter(ExprPtr node) {
   auto filter = make(ExprKind::filter, current().pos);
   filter->name = expect(TokenKind::name, "filter name").value;
   while (skip_op(".")) filter->name += "." + expect(TokenKind::name, "filter name").value;
-  if (!is_known_filter(filter->name) && soft_ == 0)
-    fail_at(filter->pos, fmt::format("No filter named '{}'.", filter->name));
   filter->args.push_back(std::move(node));
   if (at_op("(")) parse_call_args(*filter);
   return filter;
@@ -205,8 +203,6 @@ ExprPtr Parser::parse_test(ExprPtr node) {
   auto test = make(ExprKind::test, current().pos);
   test->name = expect(TokenKind::name, "test name").value;
   while (skip_op(".")) test->name += "." + expect(TokenKind::name, "test name").value;
-  if (!is_known_test(test->name) && soft_ == 0)
-    fail_at(test->pos, fmt::format("No test named '{}'.", test->name));
   test->args.push_back(std::move(node));
   TokenKind k = current().kind;
   if (at_op("(")) {

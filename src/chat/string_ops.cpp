@@ -37,9 +37,7 @@ static std::vector<Value> split_whitespace(const std::string& s, int64_t max_spl
     while (i < n && py_isspace(text[i])) ++i;
     if (i >= n) break;
     if (max_split >= 0 && static_cast<int64_t>(parts.size()) == max_split) {
-      size_t end = n;
-      while (end > i && py_isspace(text[end - 1])) --end;
-      parts.push_back(text.substr(i, end - i));
+      parts.push_back(text.substr(i));  // the rest keeps its trailing whitespace
       break;
     }
     size_t start = i;
