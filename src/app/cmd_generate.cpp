@@ -28,19 +28,23 @@ void run_generate(const GenerateArgs& args) {
   std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
   GenerationRequest request;
   request.prompt = parse_token_ids(args.prompt_ids, "--prompt-ids");
-  request.max_tokens = args.max_tokens;
-  request.sampling = args.sampling;
-  if (!args.ignore_eos) request.stop_token_ids = model->config().eos_token_ids;
+  request.params = args.sampling;
+  request.params.max_tokens = args.max_tokens;
+  request.params.ignore_eos = args.ignore_eos;
   GenerationStats stats;
-  const std::vector<GenerationResult> results = generate(*model, {request}, &stats);
+  const std::vector<GenerationResult> results = generate(*model, {request}, nullptr, &stats);
   std::string line;
-  for (int32_t id : results[0].tokens) line += (line.empty() ? "" : " ") + std::to_string(id);
+  for (int32_t id : results[0].completions[0])
+    line += (line.empty() ? "" : " ") + std::to_string(id);
   std::printf("%s\n", line.c_str());
-  std::fprintf(stderr, "finish: %s; prefill %lld tokens in %.3f s; decode %lld tokens in %.3f s (%.1f tok/s)\n",
-               finish_reason_name(results[0].finish_reason),
-               static_cast<long long>(stats.prompt_tokens), stats.prefill_seconds,
-               static_cast<long long>(stats.generated_tokens - 1), stats.decode_seconds,
-               stats.decode_seconds > 0 ? (stats.generated_tokens - 1) / stats.decode_seconds : 0.0);
+  const double decode_seconds = stats.seconds - stats.first_token_seconds;
+  std::fprintf(stderr,
+               "finish: %s; %lld prompt tokens, first token after %.3f s; %lld tokens in "
+               "%.3f s (%.1f tok/s after the first)\n",
+               finish_reason_name(results[0].finish_reasons[0]),
+               static_cast<long long>(stats.prompt_tokens), stats.first_token_seconds,
+               static_cast<long long>(stats.generated_tokens), stats.seconds,
+               decode_seconds > 0 ? (stats.generated_tokens - 1) / decode_seconds : 0.0);
 }
 
 void setup_generate(CLI::App& app) {
@@ -55,7 +59,7 @@ void setup_generate(CLI::App& app) {
   command->add_option("--min-p", args->sampling.min_p, "minimum relative probability");
   command->add_flag("--ignore-eos", args->ignore_eos, "do not stop at end-of-sequence tokens");
   command->callback([args] {
-    args->sampling.seed = args->engine.seed;
+    if (args->sampling.temperature > 0) args->sampling.seed = args->engine.seed;
     run_generate(*args);
   });
 }

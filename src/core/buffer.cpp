@@ -22,7 +22,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 }
 
 Buffer Buffer::host(size_t bytes) {
-  constexpr size_t kAlign = 64;
+  constexpr size_t kAlign = 256;  // as the arena aligns its tensors
   const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   void* data = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
   if (data == nullptr) throw std::bad_alloc();

@@ -22,7 +22,7 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() { reset(); }
 
-  // 64-byte aligned host memory, uninitialised.
+  // 256-byte aligned host memory, uninitialised.
   static Buffer host(size_t bytes);
 
   void reset();

@@ -1,47 +1,42 @@
-// Offline generation and scoring on a LoadedModel: prompts in, token ids out.
-// (The continuous-batching scheduler builds on the same runner; this is the simple path
-// used by `hadron generate` and `hadron score`.)
+// Offline generation and scoring on a LoadedModel: prompts in, token ids out. Used by
+// `hadron generate`, `hadron score`, the benchmarks and the tests.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "engine/loaded_model.h"
-#include "engine/sampler.h"
+#include "engine/engine.h"
 
 namespace hadron {
 
 struct GenerationRequest {
   std::vector<int32_t> prompt;
-  int64_t max_tokens = 16;
-  SamplingParams sampling;
-  std::vector<int64_t> stop_token_ids;  // generation ends after emitting one of these
+  SamplingParams params;
 };
 
-enum class FinishReason : uint8_t { kStop, kLength };
-
 struct GenerationResult {
-  std::vector<int32_t> tokens;
-  FinishReason finish_reason = FinishReason::kLength;
+  std::vector<std::vector<int32_t>> completions;  // params.n of them
+  std::vector<std::string> texts;                 // with a detokenizer
+  std::vector<FinishReason> finish_reasons;
 };
 
 struct GenerationStats {
   int64_t prompt_tokens = 0;
   int64_t generated_tokens = 0;
-  double prefill_seconds = 0;
-  double decode_seconds = 0;
+  int64_t steps = 0;
+  double seconds = 0;
+  double first_token_seconds = 0;  // until every request has its first token
+  EngineStats engine;
 };
 
-// Runs all requests to completion as one batch: chunked prefill, then batched decode steps.
-// Throws InputError when a request does not fit the context or the KV pool.
+// Runs every request to completion through the engine (continuous batching).
 std::vector<GenerationResult> generate(LoadedModel& model,
                                        const std::vector<GenerationRequest>& requests,
+                                       const Detokenizer* detokenizer = nullptr,
                                        GenerationStats* stats = nullptr);
 
 // Teacher-forced logits after each position of `tokens`: [n_tokens, vocab] row-major.
 std::vector<float> score(LoadedModel& model, const std::vector<int32_t>& tokens);
-
-const char* finish_reason_name(FinishReason reason);
 
 }  // namespace hadron

@@ -25,6 +25,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device) {
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
+  loaded->options_ = options;
   const ModelConfig config = load_model_config(
       options.config_path.empty() ? options.model_path : options.config_path);
   loaded->backend_ = make_backend(options.device);
@@ -46,7 +47,11 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   loaded->model_->prepare(loaded->max_model_len_);
   const int64_t blocks_per_seq =
       (loaded->max_model_len_ + options.block_size - 1) / options.block_size;
-  const int64_t n_blocks = blocks_per_seq * options.max_num_seqs;
+  const int64_t n_blocks =
+      options.num_kv_blocks > 0 ? options.num_kv_blocks : blocks_per_seq * options.max_num_seqs;
+  if (n_blocks < blocks_per_seq)
+    input_error("{} KV blocks of {} tokens cannot hold one sequence of --max-model-len {}",
+                n_blocks, options.block_size, loaded->max_model_len_);
   loaded->kv_ = std::make_unique<KvCache>(backend, loaded->model_->kv_layers(), n_blocks,
                                           options.block_size, backend.activation_dtype());
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size,

@@ -21,6 +21,7 @@ struct EngineOptions {
   int64_t max_num_seqs = 16;
   int64_t max_num_batched_tokens = 2048;
   int64_t block_size = 16;
+  int64_t num_kv_blocks = 0;        // 0: sized automatically (--num-kv-blocks overrides)
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
@@ -40,6 +41,7 @@ class LoadedModel {
   KvCache& kv() { return *kv_; }
   BlockManager& blocks() { return *blocks_; }
   int64_t max_model_len() const { return max_model_len_; }
+  const EngineOptions& options() const { return options_; }
   size_t weight_bytes() const { return weights_.bytes; }
 
  private:
@@ -52,6 +54,7 @@ class LoadedModel {
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;
+  EngineOptions options_;
 };
 
 // The backend for `device` (auto picks CUDA when a GPU is present).

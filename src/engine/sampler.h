@@ -5,25 +5,21 @@
 #include <random>
 #include <span>
 
+#include "engine/sampling_params.h"
+
 namespace hadron {
 
-struct SamplingParams {
-  float temperature = 0.0f;  // 0: greedy
-  int top_k = 0;             // 0: off
-  float top_p = 1.0f;
-  float min_p = 0.0f;
-  uint64_t seed = 0;
-};
-
+// Draws tokens for one sequence with its own generator, so a seeded request's tokens do
+// not depend on its batch mates.
 class Sampler {
  public:
-  explicit Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
+  Sampler(const SamplingParams& params, uint64_t seed) : params_(&params), rng_(seed) {}
 
-  // Picks a token id from logits [vocab].
+  // Picks a token id from processed logits [vocab] (penalties and bias already applied).
   int32_t sample(std::span<const float> logits);
 
  private:
-  SamplingParams params_;
+  const SamplingParams* params_;
   std::mt19937_64 rng_;
 };
 

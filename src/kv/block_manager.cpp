@@ -77,6 +77,13 @@ std::optional<std::vector<int32_t>> BlockManager::allocate(int64_t n) {
   return result;
 }
 
+void BlockManager::share(std::span<const int32_t> blocks) {
+  for (int32_t block : blocks) {
+    HADRON_CHECK(blocks_[block].ref_count > 0, "sharing unowned block {}", block);
+    take(block);
+  }
+}
+
 void BlockManager::release(std::span<const int32_t> blocks) {
   // Release tail blocks first so a sequence's last blocks are evicted before its first ones,
   // which other sequences are likelier to share.

@@ -41,6 +41,8 @@ class BlockManager {
   PrefixMatch acquire_prefix(std::span<const int32_t> tokens, uint64_t salt, int64_t max_tokens);
   // n fresh blocks (evicting the least recently used cached ones), or nullopt.
   std::optional<std::vector<int32_t>> allocate(int64_t n);
+  // Takes one more reference on each block (sequences sharing a prompt's blocks).
+  void share(std::span<const int32_t> blocks);
   // Drops one reference from each block; the last reference frees it (LRU, cache kept).
   void release(std::span<const int32_t> blocks);
   // Registers the blocks of `tokens` that are now full (blocks [0, n_full)) in the prefix

@@ -114,12 +114,16 @@ TEST_P(FixtureTest, DecodeThroughKvCacheMatchesTransformers) {
 
 TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
   std::vector<GenerationRequest> requests;
-  for (size_t i = 0; i < n_prompts(); ++i)
-    requests.push_back({prompt(i), static_cast<int64_t>(continuation(i).size()), {}, {}});
+  for (size_t i = 0; i < n_prompts(); ++i) {
+    SamplingParams params;
+    params.max_tokens = static_cast<int64_t>(continuation(i).size());
+    params.ignore_eos = true;
+    requests.push_back({prompt(i), params});
+  }
   // All prompts in one batch: each sequence's output must not depend on its batch mates.
   const std::vector<GenerationResult> results = generate(*model_, requests);
   for (size_t i = 0; i < n_prompts(); ++i)
-    EXPECT_EQ(results[i].tokens, continuation(i)) << "prompt " << i;
+    EXPECT_EQ(results[i].completions[0], continuation(i)) << "prompt " << i;
 }
 
 std::vector<FixtureCase> all_cases() {

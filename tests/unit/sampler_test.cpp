@@ -16,18 +16,28 @@ std::vector<float> random_logits(int n, uint32_t seed) {
   return logits;
 }
 
+SamplingParams params_of(float temperature, int top_k, float top_p, float min_p) {
+  SamplingParams params;
+  params.temperature = temperature;
+  params.top_k = top_k;
+  params.top_p = top_p;
+  params.min_p = min_p;
+  return params;
+}
+
 TEST(Sampler, GreedyIsArgmax) {
   const std::vector<float> logits = random_logits(1000, 1);
-  Sampler greedy({});
+  const SamplingParams greedy_params, top1_params = params_of(1.0f, 1, 1.0f, 0.0f);
+  Sampler greedy(greedy_params, 0);
   EXPECT_EQ(greedy.sample(logits), argmax(logits));
-  Sampler top1({1.0f, 1, 1.0f, 0.0f, 5});
+  Sampler top1(top1_params, 5);
   EXPECT_EQ(top1.sample(logits), argmax(logits));
 }
 
 TEST(Sampler, SeededSamplingReproducesAndVaries) {
   const std::vector<float> logits = random_logits(50, 2);
-  const SamplingParams params{1.0f, 0, 1.0f, 0.0f, 42};
-  Sampler a(params), b(params), c({1.0f, 0, 1.0f, 0.0f, 43});
+  const SamplingParams params = params_of(1.0f, 0, 1.0f, 0.0f);
+  Sampler a(params, 42), b(params, 42), c(params, 43);
   std::vector<int32_t> from_a, from_b, from_c;
   for (int i = 0; i < 200; ++i) {
     from_a.push_back(a.sample(logits));
@@ -40,9 +50,10 @@ TEST(Sampler, SeededSamplingReproducesAndVaries) {
 
 TEST(Sampler, TopKAndTopPRestrictTheCandidates) {
   const std::vector<float> logits = {0.0f, 5.0f, 4.9f, 1.0f, 4.8f, -3.0f};
-  Sampler top_k({1.0f, 2, 1.0f, 0.0f, 9});
-  Sampler top_p({1.0f, 0, 0.5f, 0.0f, 9});
-  Sampler min_p({1.0f, 0, 1.0f, 0.5f, 9});
+  const SamplingParams k_params = params_of(1.0f, 2, 1.0f, 0.0f);
+  const SamplingParams p_params = params_of(1.0f, 0, 0.5f, 0.0f);
+  const SamplingParams m_params = params_of(1.0f, 0, 1.0f, 0.5f);
+  Sampler top_k(k_params, 9), top_p(p_params, 9), min_p(m_params, 9);
   std::map<int32_t, int> k_counts, p_counts, m_counts;
   for (int i = 0; i < 2000; ++i) {
     k_counts[top_k.sample(logits)]++;

@@ -1,0 +1,231 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <random>
+
+#include "core/error.h"
+
+namespace hadron {
+
+Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
+               std::vector<int32_t> extra_eos_token_ids)
+    : model_(model),
+      detokenizer_(detokenizer),
+      scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens},
+                 model.blocks()) {
+  for (int64_t id : model.config().eos_token_ids) eos_token_ids_.push_back(static_cast<int32_t>(id));
+  eos_token_ids_.insert(eos_token_ids_.end(), extra_eos_token_ids.begin(),
+                        extra_eos_token_ids.end());
+}
+
+Engine::~Engine() {
+  for (auto& [key, tracked] : seqs_) model_.blocks().release(tracked->seq.blocks);
+}
+
+void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& p) const {
+  const int64_t vocab = model_.config().vocab_size;
+  if (prompt.empty()) input_error("the prompt is empty");
+  for (int32_t id : prompt)
+    if (id < 0 || id >= vocab) input_error("token id {} is outside the vocabulary [0, {})", id, vocab);
+  if (static_cast<int64_t>(prompt.size()) >= model_.max_model_len())
+    input_error("the prompt has {} tokens; this model's context (--max-model-len) is {}",
+                prompt.size(), model_.max_model_len());
+  const int64_t blocks_needed = (model_.max_model_len() + model_.blocks().block_size() - 1) /
+                                model_.blocks().block_size();
+  HADRON_CHECK(blocks_needed <= model_.blocks().n_blocks(),
+               "KV pool of {} blocks cannot hold one sequence of {} tokens",
+               model_.blocks().n_blocks(), model_.max_model_len());
+  if (p.max_tokens < 0) input_error("max_tokens must be >= 0");
+  if (p.min_tokens < 0 || p.min_tokens > p.max_tokens)
+    input_error("min_tokens must be in [0, max_tokens]");
+  if (p.n < 1) input_error("n must be >= 1");
+  if (p.temperature < 0) input_error("temperature must be >= 0");
+  if (p.top_p <= 0 || p.top_p > 1) input_error("top_p must be in (0, 1]");
+  if (p.top_k < 0) input_error("top_k must be >= 0 (0 disables it)");
+  if (p.min_p < 0 || p.min_p > 1) input_error("min_p must be in [0, 1]");
+  if (p.repetition_penalty <= 0) input_error("repetition_penalty must be > 0");
+  if (!p.stop.empty() && detokenizer_ == nullptr)
+    input_error("stop strings need a tokenizer; this engine has none");
+  for (const auto& [token, bias] : p.logit_bias)
+    if (token < 0 || token >= vocab) input_error("logit_bias token {} is outside the vocabulary", token);
+  if (p.logprobs > 20 || p.prompt_logprobs > 20) input_error("at most 20 logprobs per token");
+}
+
+Engine::Tracked& Engine::track(Sequence seq) {
+  auto tracked = std::make_unique<Tracked>(std::move(seq));
+  const SamplingParams& p = *tracked->seq.params;
+  if (detokenizer_) tracked->text = detokenizer_->start(p.skip_special_tokens);
+  tracked->stop = std::make_unique<StopChecker>(p.stop);
+  tracked->prompt_logprobs_pending = p.prompt_logprobs >= 0 && tracked->seq.index == 0;
+  Tracked& ref = *tracked;
+  seqs_.emplace(&ref.seq, std::move(tracked));
+  return ref;
+}
+
+void Engine::add_request(uint64_t request_id, std::vector<int32_t> prompt,
+                         const SamplingParams& params, uint64_t cache_salt) {
+  validate(prompt, params);
+  auto shared = std::make_shared<const SamplingParams>(params);
+  // Unseeded requests still get a generator of their own.
+  const uint64_t seed = params.seed ? *params.seed : std::random_device{}() + unseeded_counter_++;
+  Tracked& first = track(Sequence(request_id, 0, std::move(prompt), shared, seed, cache_salt));
+  // Prompt logprobs need every prompt position computed, so no cached prefix is reused.
+  first.seq.use_prefix_cache = params.prompt_logprobs < 0;
+  scheduler_.add(&first.seq);
+}
+
+void Engine::fork_siblings(const Sequence& first) {
+  // Siblings share the prompt's full blocks; the partial last block is recomputed per sibling.
+  const int64_t block_size = model_.blocks().block_size();
+  const int64_t shared_blocks = std::min<int64_t>((first.prompt_len - 1) / block_size,
+                                                  static_cast<int64_t>(first.blocks.size()));
+  for (int index = 1; index < first.params->n; ++index) {
+    const uint64_t seed = first.params->seed ? *first.params->seed + index
+                                             : std::random_device{}() + unseeded_counter_++;
+    std::vector<int32_t> prompt(first.tokens.begin(), first.tokens.begin() + first.prompt_len);
+    Tracked& sibling = track(Sequence(first.request_id, index, std::move(prompt), first.params,
+                                      seed, first.cache_salt));
+    sibling.seq.blocks.assign(first.blocks.begin(), first.blocks.begin() + shared_blocks);
+    model_.blocks().share(sibling.seq.blocks);
+    sibling.seq.n_computed = shared_blocks * block_size;
+    scheduler_.add(&sibling.seq, /*at_front=*/true);
+  }
+}
+
+void Engine::finish(Tracked& t, FinishReason reason, RequestOutput& out) {
+  t.seq.finish_reason = reason;
+  out.finished = true;
+  out.finish_reason = reason;
+  if (reason != FinishReason::kStop || !t.stop->stopped()) out.text += t.stop->flush();
+  scheduler_.remove(&t.seq);
+}
+
+void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
+  const SamplingParams& p = *t.seq.params;
+  const bool past_min = t.seq.n_output() > p.min_tokens;
+  const bool is_eos = std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) !=
+                      eos_token_ids_.end();
+  const bool is_stop_id = std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) !=
+                          p.stop_token_ids.end();
+  if (past_min && (t.stop->stopped() || is_stop_id || (is_eos && !p.ignore_eos))) {
+    finish(t, FinishReason::kStop, out);
+  } else if (t.seq.n_output() >= p.max_tokens ||
+             static_cast<int64_t>(t.seq.tokens.size()) >= model_.max_model_len()) {
+    finish(t, FinishReason::kLength, out);
+  }
+}
+
+void Engine::append_token(Tracked& t, std::span<float> logits, RequestOutput& out) {
+  Sequence& seq = t.seq;
+  const SamplingParams& p = *seq.params;
+  std::vector<float> raw;
+  if (p.logprobs >= 0) raw.assign(logits.begin(), logits.end());
+  process_logits(logits, p, std::span(seq.tokens).first(seq.prompt_len),
+                 std::span(seq.tokens).subspan(seq.prompt_len), eos_token_ids_);
+  const int32_t token = seq.sampler.sample(logits);
+  seq.tokens.push_back(token);
+  out.token_ids.push_back(token);
+  if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
+  if (t.text) {
+    std::string piece = t.text->push(token);
+    if (seq.n_output() > p.min_tokens || p.stop.empty()) {
+      out.text += t.stop->push(piece);
+    } else {
+      out.text += piece;  // stop strings apply only after min_tokens
+    }
+  }
+  out.n_output_tokens = seq.n_output();
+  check_finished(t, token, out);
+}
+
+std::vector<RequestOutput> Engine::step() {
+  const SchedulerOutput plan = scheduler_.schedule();
+  n_preemptions_ += static_cast<int64_t>(plan.preempted.size());
+  for (Sequence* seq : plan.preempted) seqs_.at(seq)->prompt_logprobs.clear();
+  if (plan.seqs.empty()) {
+    HADRON_CHECK(scheduler_.n_waiting() == 0 || scheduler_.n_running() > 0,
+                 "{} waiting sequences but nothing can be scheduled", scheduler_.n_waiting());
+    return {};
+  }
+  std::vector<SequenceStep> steps;
+  for (const ScheduledSeq& s : plan.seqs) {
+    const Tracked& t = *seqs_.at(s.seq);
+    const bool all_logits = t.prompt_logprobs_pending && s.seq->n_computed < s.seq->prompt_len;
+    steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
+                     s.seq->n_computed, s.seq->blocks, all_logits});
+  }
+  std::vector<float> logits = model_.runner().step(steps);
+  scheduler_.on_step_done(plan);
+
+  const int64_t vocab = model_.config().vocab_size;
+  std::vector<RequestOutput> outputs;
+  std::vector<const Sequence*> finished;
+  int64_t row = 0;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    Sequence& seq = *plan.seqs[i].seq;
+    Tracked& t = *seqs_.at(&seq);
+    const int64_t n_rows = steps[i].all_logits ? plan.seqs[i].n_tokens : 1;
+    if (steps[i].all_logits) collect_prompt_logprobs(t, logits, row, steps[i], vocab);
+    row += n_rows;
+    if (seq.n_uncomputed() > 0) continue;  // a prefill chunk that did not reach the end
+    if (seq.index == 0 && seq.n_output() == 0 && seq.params->n > 1) fork_siblings(seq);
+    RequestOutput out;
+    out.request_id = seq.request_id;
+    out.index = seq.index;
+    out.n_prompt_tokens = seq.prompt_len;
+    if (t.prompt_logprobs_pending) {
+      out.prompt_logprobs = std::move(t.prompt_logprobs);
+      t.prompt_logprobs_pending = false;
+    }
+    append_token(t, std::span(logits).subspan((row - 1) * vocab, vocab), out);
+    if (out.finished) finished.push_back(&seq);
+    outputs.push_back(std::move(out));
+  }
+  for (const Sequence* seq : finished) seqs_.erase(seq);
+  return outputs;
+}
+
+void Engine::collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,
+                                     const SequenceStep& step, int64_t vocab) {
+  const Sequence& seq = t.seq;
+  for (size_t j = 0; j < step.tokens.size(); ++j) {
+    const int64_t next = step.n_cached + static_cast<int64_t>(j) + 1;  // the token predicted
+    if (next >= seq.prompt_len) break;
+    t.prompt_logprobs.push_back(compute_logprobs(
+        logits.subspan((row + j) * vocab, vocab), seq.tokens[next], seq.params->prompt_logprobs));
+  }
+}
+
+void Engine::abort_request(uint64_t request_id) {
+  for (auto it = seqs_.begin(); it != seqs_.end();) {
+    Tracked& t = *it->second;
+    if (t.seq.request_id != request_id) {
+      ++it;
+      continue;
+    }
+    RequestOutput out;
+    out.request_id = request_id;
+    out.index = t.seq.index;
+    out.n_prompt_tokens = t.seq.prompt_len;
+    out.n_output_tokens = t.seq.n_output();
+    finish(t, FinishReason::kAbort, out);
+    out.text.clear();  // nothing more is streamed to an aborted request
+    aborted_.push_back(std::move(out));
+    it = seqs_.erase(it);
+  }
+}
+
+std::vector<RequestOutput> Engine::take_aborted() {
+  std::vector<RequestOutput> out;
+  out.swap(aborted_);
+  return out;
+}
+
+EngineStats Engine::stats() const {
+  const BlockManager& blocks = model_.blocks();
+  return {scheduler_.n_running(),         scheduler_.n_waiting(),
+          blocks.usage(),                 blocks.stats().queried_tokens,
+          blocks.stats().hit_tokens,      n_preemptions_};
+}
+
+}  // namespace hadron

@@ -1,0 +1,93 @@
+// Engine: continuous batching over a LoadedModel. Requests are added and aborted between
+// steps; each step schedules, runs the model, samples and reports what every sequence
+// produced. Not thread-safe: one thread drives it (the server wraps it in a loop thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/detokenizer.h"
+#include "engine/loaded_model.h"
+#include "engine/logits_processor.h"
+#include "engine/scheduler.h"
+#include "engine/stop_checker.h"
+
+namespace hadron {
+
+// What one sequence produced in one step.
+struct RequestOutput {
+  uint64_t request_id = 0;
+  int index = 0;                       // which of the request's n completions
+  std::vector<int32_t> token_ids;      // new tokens this step
+  std::vector<Logprobs> logprobs;      // per new token, when asked
+  std::vector<Logprobs> prompt_logprobs;  // once, with the first output, when asked
+  std::string text;                    // new text this step (with a detokenizer)
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::kNone;
+  int64_t n_prompt_tokens = 0;
+  int64_t n_output_tokens = 0;         // so far
+};
+
+struct EngineStats {
+  size_t n_running = 0;
+  size_t n_waiting = 0;
+  double kv_usage = 0;
+  int64_t prefix_queried_tokens = 0;
+  int64_t prefix_hit_tokens = 0;
+  int64_t n_preemptions = 0;
+};
+
+class Engine {
+ public:
+  // detokenizer may be null: then outputs carry no text and stop strings are refused.
+  Engine(LoadedModel& model, const Detokenizer* detokenizer,
+         std::vector<int32_t> extra_eos_token_ids = {});
+  ~Engine();
+
+  // Queues a request; InputError when it cannot be served (empty, too long, bad ids...).
+  void add_request(uint64_t request_id, std::vector<int32_t> prompt, const SamplingParams& params,
+                   uint64_t cache_salt = 0);
+  // Finishes a request with reason abort and frees its blocks now; unknown ids are ignored.
+  void abort_request(uint64_t request_id);
+  bool has_unfinished() const { return !seqs_.empty(); }
+  // One scheduling + model step; outputs of every sequence that produced something.
+  std::vector<RequestOutput> step();
+  // Outputs of requests aborted since the last step (each finished with reason abort).
+  std::vector<RequestOutput> take_aborted();
+  EngineStats stats() const;
+  size_t n_unfinished() const { return seqs_.size(); }
+
+ private:
+  // A sequence with its streaming state.
+  struct Tracked {
+    Tracked(Sequence seq) : seq(std::move(seq)) {}
+    Sequence seq;
+    std::unique_ptr<TextStream> text;
+    std::unique_ptr<StopChecker> stop;
+    bool prompt_logprobs_pending = false;
+    std::vector<Logprobs> prompt_logprobs;  // gathered over prefill chunks
+  };
+
+  void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
+  Tracked& track(Sequence seq);
+  void fork_siblings(const Sequence& first);
+  void append_token(Tracked& t, std::span<float> logits, RequestOutput& out);
+  void check_finished(Tracked& t, int32_t token, RequestOutput& out);
+  void finish(Tracked& t, FinishReason reason, RequestOutput& out);
+  void collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,
+                               const SequenceStep& step, int64_t vocab);
+
+  LoadedModel& model_;
+  const Detokenizer* detokenizer_;
+  std::vector<int32_t> eos_token_ids_;
+  Scheduler scheduler_;
+  std::map<const Sequence*, std::unique_ptr<Tracked>> seqs_;
+  std::vector<RequestOutput> aborted_;
+  int64_t n_preemptions_ = 0;
+  uint64_t unseeded_counter_ = 0;
+};
+
+}  // namespace hadron

@@ -1,0 +1,127 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hadron {
+
+Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks)
+    : config_(config), blocks_(blocks) {}
+
+void Scheduler::add(Sequence* seq, bool at_front) {
+  seq->state = SeqState::kWaiting;
+  if (at_front)
+    waiting_.push_front(seq);
+  else
+    waiting_.push_back(seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+  std::erase(running_, seq);
+  std::erase(waiting_, seq);
+  blocks_.release(seq->blocks);
+  seq->blocks.clear();
+  seq->state = SeqState::kFinished;
+}
+
+bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
+  const int64_t needed = (seq.n_computed + n_tokens + blocks_.block_size() - 1) /
+                             blocks_.block_size() -
+                         static_cast<int64_t>(seq.blocks.size());
+  if (needed <= 0) return true;
+  auto fresh = blocks_.allocate(needed);
+  if (!fresh) return false;
+  seq.blocks.insert(seq.blocks.end(), fresh->begin(), fresh->end());
+  return true;
+}
+
+void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget) {
+  auto scheduled = std::find_if(output.seqs.begin(), output.seqs.end(),
+                                [&](const ScheduledSeq& s) { return s.seq == &seq; });
+  if (scheduled != output.seqs.end()) {
+    budget += scheduled->n_tokens;
+    output.seqs.erase(scheduled);
+  }
+  std::erase(running_, &seq);
+  blocks_.release(seq.blocks);
+  seq.blocks.clear();
+  seq.n_computed = 0;
+  ++seq.n_preemptions;
+  output.preempted.push_back(&seq);
+  add(&seq, /*at_front=*/true);
+}
+
+void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {
+  // Decodes first, then sequences still prefilling, each in admission order.
+  std::vector<Sequence*> order;
+  for (bool decodes : {true, false})
+    for (Sequence* seq : running_)
+      if ((seq->n_uncomputed() == 1) == decodes) order.push_back(seq);
+  for (Sequence* seq : order) {
+    if (budget <= 0) break;
+    if (seq->state != SeqState::kRunning) continue;  // preempted meanwhile
+    const int64_t n = std::min(seq->n_uncomputed(), budget);
+    bool preempted_self = false;
+    while (!reserve(*seq, n)) {
+      Sequence* victim = running_.back();
+      preempt(*victim, output, budget);
+      if (victim == seq) {
+        preempted_self = true;
+        break;
+      }
+    }
+    if (preempted_self) continue;
+    output.seqs.push_back({seq, n});
+    budget -= n;
+  }
+}
+
+void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<int64_t>(running_.size()) < config_.max_num_seqs) {
+    Sequence* seq = waiting_.front();
+    const bool matched_now = seq->blocks.empty();
+    if (matched_now && seq->use_prefix_cache) {
+      // The last token is always recomputed: its logits are needed.
+      PrefixMatch match = blocks_.acquire_prefix(seq->tokens, seq->cache_salt,
+                                                 static_cast<int64_t>(seq->tokens.size()) - 1);
+      seq->blocks = std::move(match.blocks);
+      seq->n_computed = match.n_tokens;
+    }
+    const int64_t n = std::min(seq->n_uncomputed(), budget);
+    if (!reserve(*seq, n)) {
+      if (matched_now) {
+        blocks_.release(seq->blocks);
+        seq->blocks.clear();
+        seq->n_computed = 0;
+      }
+      break;
+    }
+    waiting_.pop_front();
+    seq->state = SeqState::kRunning;
+    running_.push_back(seq);
+    output.seqs.push_back({seq, n});
+    budget -= n;
+  }
+}
+
+SchedulerOutput Scheduler::schedule() {
+  SchedulerOutput output;
+  int64_t budget = config_.max_num_batched_tokens;
+  schedule_running(output, budget);
+  if (output.preempted.empty()) admit_waiting(output, budget);
+  for (const ScheduledSeq& s : output.seqs) output.n_tokens += s.n_tokens;
+  return output;
+}
+
+void Scheduler::on_step_done(const SchedulerOutput& output) {
+  for (const ScheduledSeq& s : output.seqs) {
+    s.seq->n_computed += s.n_tokens;
+    blocks_.cache_full_blocks(s.seq->blocks,
+                              std::span(s.seq->tokens).first(s.seq->n_computed),
+                              s.seq->cache_salt);
+  }
+}
+
+}  // namespace hadron

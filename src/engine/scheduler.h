@@ -1,0 +1,64 @@
+// Scheduler: which sequences run in the next step and how many tokens each.
+//
+// Each step has a token budget (--max-num-batched-tokens). Running sequences come first,
+// decodes before chunked prefills; waiting sequences are admitted after, in arrival order,
+// while the budget, --max-num-seqs and free KV blocks allow, reusing cached prefix blocks.
+// When blocks run out the most recently admitted running sequence is preempted: its blocks
+// are released and it returns to the front of the queue to be recomputed later.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/block_manager.h"
+
+namespace hadron {
+
+struct SchedulerConfig {
+  int64_t max_num_seqs = 16;
+  int64_t max_num_batched_tokens = 2048;
+};
+
+struct ScheduledSeq {
+  Sequence* seq;
+  int64_t n_tokens;  // tokens [n_computed, n_computed + n_tokens) run this step
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledSeq> seqs;
+  std::vector<Sequence*> preempted;
+  int64_t n_tokens = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks);
+
+  // Queues a sequence (state kWaiting). Sequences with blocks already (forked siblings)
+  // keep them.
+  void add(Sequence* seq, bool at_front = false);
+  // Drops a sequence wherever it is and releases its blocks now.
+  void remove(Sequence* seq);
+  SchedulerOutput schedule();
+  // After the step ran: advances n_computed and registers newly full blocks for reuse.
+  void on_step_done(const SchedulerOutput& output);
+
+  size_t n_running() const { return running_.size(); }
+  size_t n_waiting() const { return waiting_.size(); }
+
+ private:
+  // Ensures seq's blocks cover n_computed + n_tokens tokens; false if blocks ran out.
+  bool reserve(Sequence& seq, int64_t n_tokens);
+  void preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget);
+  void schedule_running(SchedulerOutput& output, int64_t& budget);
+  void admit_waiting(SchedulerOutput& output, int64_t& budget);
+
+  SchedulerConfig config_;
+  BlockManager& blocks_;
+  std::deque<Sequence*> waiting_;
+  std::vector<Sequence*> running_;  // admission order
+};
+
+}  // namespace hadron
