@@ -1,0 +1,118 @@
+#include "tokenizer/normalizer.h"
+
+#include <utf8proc.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tokenizer/pattern_json.h"
+
+namespace hadron::tok {
+namespace {
+
+// Below U+0300 every character is stable under NFC (its quick check is Yes and nothing
+// composes with it), so mostly-Latin text skips utf8proc.
+bool nfc_stable(const std::string& text) {
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0xCC) return false;  // lead bytes of U+0300 and above
+  }
+  return true;
+}
+
+void utf8proc_normalize(std::string& text, utf8proc_option_t options) {
+  utf8proc_uint8_t* out = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                          static_cast<utf8proc_ssize_t>(text.size()), &out,
+                                          static_cast<utf8proc_option_t>(options | UTF8PROC_STABLE));
+  if (n < 0) input_error("tokenizer: normalization failed: {}", utf8proc_errmsg(n));
+  text.assign(reinterpret_cast<const char*>(out), static_cast<size_t>(n));
+  std::free(out);
+}
+
+}  // namespace
+
+std::string replace_all(const std::string& text, const std::string& pattern,
+                        const std::string& content) {
+  if (pattern.empty()) return text;
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(pattern, pos)) != std::string::npos; pos = hit + pattern.size()) {
+    out.append(text, pos, hit - pos);
+    out += content;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+std::string replace_all(const std::string& text, const Regex& pattern, const std::string& content) {
+  std::string out;
+  size_t pos = 0;
+  pattern.for_each_match(text, [&](size_t start, size_t end) {
+    out.append(text, pos, start - pos);
+    out += content;
+    pos = end;
+  });
+  out.append(text, pos);
+  return out;
+}
+
+Normalizer Normalizer::from_json(const nlohmann::json& json) {
+  Normalizer normalizer;
+  if (!json.is_null()) normalizer.add_from_json(json);
+  return normalizer;
+}
+
+void Normalizer::add_from_json(const nlohmann::json& json) {
+  const std::string type = json.at("type").get<std::string>();
+  if (type == "Sequence") {
+    for (const nlohmann::json& child : json.at("normalizers")) add_from_json(child);
+  } else if (type == "NFC") {
+    steps_.push_back({Kind::kNfc, {}, {}, nullptr});
+  } else if (type == "NFKC") {
+    steps_.push_back({Kind::kNfkc, {}, {}, nullptr});
+  } else if (type == "NFD") {
+    steps_.push_back({Kind::kNfd, {}, {}, nullptr});
+  } else if (type == "NFKD") {
+    steps_.push_back({Kind::kNfkd, {}, {}, nullptr});
+  } else if (type == "Prepend") {
+    steps_.push_back({Kind::kPrepend, json.at("prepend").get<std::string>(), {}, nullptr});
+  } else if (type == "Replace") {
+    Pattern pattern = pattern_from_json(json.at("pattern"));
+    steps_.push_back({Kind::kReplace, std::move(pattern.literal), json.at("content").get<std::string>(),
+                      std::move(pattern.regex)});
+  } else {
+    input_error("tokenizer: normalizer type \"{}\" is not supported", type);
+  }
+}
+
+void Normalizer::apply(const Step& step, std::string& text) {
+  switch (step.kind) {
+    case Kind::kNfc:
+      if (!nfc_stable(text)) utf8proc_normalize(text, UTF8PROC_COMPOSE);
+      return;
+    case Kind::kNfkc:
+      utf8proc_normalize(text, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+      return;
+    case Kind::kNfd:
+      utf8proc_normalize(text, UTF8PROC_DECOMPOSE);
+      return;
+    case Kind::kNfkd:
+      utf8proc_normalize(text, static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+      return;
+    case Kind::kPrepend:
+      if (!text.empty()) text.insert(0, step.text);
+      return;
+    case Kind::kReplace:
+      text = step.regex ? replace_all(text, *step.regex, step.content)
+                        : replace_all(text, step.text, step.content);
+      return;
+  }
+}
+
+void Normalizer::normalize(std::string& text) const {
+  for (const Step& step : steps_) apply(step, text);
+}
+
+}  // namespace hadron::tok

@@ -1,0 +1,44 @@
+// Normalizers of Hugging Face tokenizers: NFC, NFKC, NFD, NFKD (utf8proc), Prepend, Replace
+// and Sequence (flattened into the list of steps).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tokenizer/regex.h"
+
+namespace hadron::tok {
+
+class Normalizer {
+ public:
+  // Builds from the "normalizer" object of tokenizer.json (null: no normalizer).
+  // Throws InputError for an unknown or malformed normalizer.
+  static Normalizer from_json(const nlohmann::json& json);
+
+  // Normalizes valid UTF-8 `text` in place.
+  void normalize(std::string& text) const;
+  bool empty() const { return steps_.empty(); }
+
+ private:
+  enum class Kind { kNfc, kNfkc, kNfd, kNfkd, kPrepend, kReplace };
+  struct Step {
+    Kind kind;
+    std::string text;     // Prepend: the prefix; Replace: the pattern string
+    std::string content;  // Replace: the replacement
+    std::shared_ptr<const Regex> regex;  // Replace with a Regex pattern
+  };
+  void add_from_json(const nlohmann::json& json);
+  static void apply(const Step& step, std::string& text);
+
+  std::vector<Step> steps_;
+};
+
+// Replaces every (non-overlapping, left to right) occurrence of `pattern` in `text`.
+std::string replace_all(const std::string& text, const std::string& pattern,
+                        const std::string& content);
+std::string replace_all(const std::string& text, const Regex& pattern, const std::string& content);
+
+}  // namespace hadron::tok

@@ -1,0 +1,64 @@
+#include "tokenizer/tokenizer_state.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hadron::tok {
+namespace {
+
+// Ids as AddedVocabulary::add_tokens assigns them: a token already in the model keeps the
+// model's id; the others are numbered from the model's size up, in file order.
+void assign_added_ids(std::vector<AddedToken>& tokens, const BpeModel& model, size_t n_model) {
+  StringMap assigned;
+  int32_t next_id = static_cast<int32_t>(n_model);
+  for (AddedToken& token : tokens) {
+    if (std::optional<int32_t> id = assigned.find(token.content)) {
+      token.id = *id;
+    } else if ((id = model.token_to_id(token.content))) {
+      token.id = *id;
+    } else {
+      token.id = next_id++;
+    }
+    assigned.insert(token.content, token.id);
+  }
+}
+
+}  // namespace
+
+void TokenizerState::finalize(std::vector<AddedToken> tokens, size_t n_model_tokens) {
+  std::erase_if(tokens, [](const AddedToken& token) { return token.content.empty(); });
+  assign_added_ids(tokens, *model, n_model_tokens);
+  int32_t size = model->size();
+  for (const AddedToken& token : tokens) size = std::max(size, token.id + 1);
+  id_tokens.assign(size, {});
+  special.assign(size, false);
+  for (int32_t id = 0; id < model->size(); ++id) id_tokens[id] = model->id_to_token(id);
+
+  std::vector<AddedToken> raw, normalized;
+  std::vector<std::string> raw_patterns, normalized_patterns;
+  for (const AddedToken& token : tokens) {
+    added_ids.put(token.content, token.id);
+    id_tokens[token.id] = token.content;
+    special[token.id] = token.special;
+    if (token.normalized) {
+      std::string pattern = token.content;
+      normalizer.normalize(pattern);
+      normalized.push_back(token);
+      normalized_patterns.push_back(std::move(pattern));
+    } else {
+      raw.push_back(token);
+      raw_patterns.push_back(token.content);
+    }
+  }
+  if (!raw.empty()) raw_matcher.emplace(std::move(raw), raw_patterns);
+  if (!normalized.empty()) normalized_matcher.emplace(std::move(normalized), normalized_patterns);
+  added_tokens = std::move(tokens);
+
+  if (decoder.byte_level_only()) {
+    id_bytes.resize(id_tokens.size());
+    for (size_t id = 0; id < id_tokens.size(); ++id) id_bytes[id] = Decoder::byte_level_bytes(id_tokens[id]);
+  }
+}
+
+}  // namespace hadron::tok

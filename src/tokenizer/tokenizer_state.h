@@ -1,0 +1,43 @@
+// The parts of a loaded tokenizer, shared by loading, encoding and decoding.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/decoder.h"
+#include "tokenizer/flat_map.h"
+#include "tokenizer/normalizer.h"
+#include "tokenizer/pre_tokenizer.h"
+
+namespace hadron::tok {
+
+struct TokenizerState {
+  Normalizer normalizer;
+  PreTokenizer pre_tokenizer;
+  std::unique_ptr<BpeModel> model;
+  Decoder decoder;
+
+  std::vector<AddedToken> added_tokens;
+  StringMap added_ids;  // content -> id
+  std::optional<AddedTokenMatcher> raw_matcher;         // normalized == false
+  std::optional<AddedTokenMatcher> normalized_matcher;  // normalized == true
+
+  // Post-processor (TemplateProcessing "single", Roberta/Bert): ids around the sequence.
+  std::vector<int32_t> prefix_ids;
+  std::vector<int32_t> suffix_ids;
+
+  // Per id: its token string (added tokens override the model), whether it is special, and,
+  // for a ByteLevel-only decoder, its bytes.
+  std::vector<std::string> id_tokens;
+  std::vector<bool> special;
+  std::vector<std::string> id_bytes;
+
+  // Finishes loading: assigns added-token ids, builds the matchers and the per-id tables.
+  void finalize(std::vector<AddedToken> tokens, size_t n_model_tokens);
+};
+
+}  // namespace hadron::tok

