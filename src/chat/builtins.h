@@ -24,7 +24,8 @@ Value get_item(const Value& obj, const Value& key);
 // obj[start:stop:step]; null pointers are omitted bounds.
 Value get_slice(const Value& obj, const Value* start, const Value* stop, const Value* step);
 
-Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_string_bytes);
+// max_bytes bounds the strings and lists an operator may build (e.g. "x" * 10**9).
+Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_bytes);
 Value negate(const Value& v);
 // Python `item in container`.
 bool contains(const Value& container, const Value& item);

@@ -138,7 +138,7 @@ Value round_filter(const Value& v, CallArgs& args) {
   double x = v.float_value();
   if (method == "common") {
     if (!v.is_float()) return Value(v.int_value());
-    char buf[512];
+    char buf[1024];
     std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(std::clamp<int64_t>(precision, 0, 300)), x);
     return Value(precision >= 0 ? std::strtod(buf, nullptr) : x);
   }

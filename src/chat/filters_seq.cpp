@@ -255,7 +255,7 @@ Value indent(const Value& v, CallArgs& args) {
   ArgReader r(args, "indent", {"width", "first", "blank"});
   Value width = r.get_or(0, Value(int64_t{4}));
   std::string pad = width.is_string() ? width.as_string()
-                                      : std::string(static_cast<size_t>(std::clamp<int64_t>(width.int_value(), 0, 1024)), ' ');
+                                      : std::string(static_cast<size_t>(std::clamp<int64_t>(width.int_value(), 0, 256)), ' ');
   std::vector<std::string> lines = split_lines(soft_str(v) + "\n");
   std::string out;
   bool blank = truthy(r.get_or(2, Value(false)));

@@ -1,4 +1,5 @@
 // str.format() and printf-style `%` formatting, for the conversions templates use.
+#include <cmath>
 #include <cstdio>
 
 #include "chat/builtins.h"
@@ -11,6 +12,8 @@ std::string format_number(const Value& v, char type, int precision) {
   char buf[512];
   if (type == 'd' || type == 'i') {
     if (!v.is_number()) input_error("TypeError: %d format: a real number is required, not {}", type_name(v));
+    if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18))
+      input_error("OverflowError: %d format of a float out of range");
     int64_t i = v.is_float() ? static_cast<int64_t>(v.as_float()) : v.int_value();
     return std::to_string(i);
   }
@@ -57,7 +60,15 @@ std::string python_format(const std::string& format, const CallArgs& args) {
       input_error("ValueError: format specifications are not supported in templates");
     const Value* value = nullptr;
     if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
-      size_t idx = field.empty() ? auto_idx++ : std::stoul(field);
+      size_t idx = auto_idx++;
+      if (!field.empty()) {
+        idx = 0;
+        for (char d : field) {
+          if (!std::isdigit(static_cast<unsigned char>(d)) || idx > 1'000'000)
+            input_error("ValueError: bad format field '{}'", field);
+          idx = idx * 10 + static_cast<size_t>(d - '0');
+        }
+      }
       if (idx < args.positional.size()) value = &args.positional[idx];
     } else {
       for (const auto& [name, v] : args.named)

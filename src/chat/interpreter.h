@@ -65,6 +65,7 @@ class Interpreter {
   size_t written_bytes_ = 0;
   int64_t n_iterations_ = 0;
   int call_depth_ = 0;
+  int64_t n_macro_calls_ = 0;
   std::vector<Value> namespaces_;  // cleared after render: breaks reference cycles
 };
 

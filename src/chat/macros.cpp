@@ -19,6 +19,8 @@ Value Interpreter::call_macro(const Stmt& stmt, const std::weak_ptr<Scope>& def_
                               CallArgs& args) {
   if (call_depth_ >= options_.limits.max_call_depth)
     input_error("macro calls nested deeper than {}", options_.limits.max_call_depth);
+  if (++n_macro_calls_ > options_.limits.max_macro_calls)
+    input_error("template makes more than {} macro calls", options_.limits.max_macro_calls);
   if (args.positional.size() > stmt.params.size())
     input_error("TypeError: macro '{}' takes not more than {} argument(s)", stmt.name,
                 stmt.params.size());

@@ -122,7 +122,7 @@ Value repeat(const Value& seq, int64_t times, size_t max_bytes) {
 
 }  // namespace
 
-Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_string_bytes) {
+Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_bytes) {
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
   if (a.is_number() && b.is_number()) {
@@ -130,12 +130,14 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_string_b
     return int_op(op, a.int_value(), b.int_value());
   }
   if (op == BinaryOp::add && a.is_string() && b.is_string()) {
-    if (a.as_string().size() + b.as_string().size() > max_string_bytes)
+    if (a.as_string().size() + b.as_string().size() > max_bytes)
       input_error("MemoryError: string exceeds the output limit");
     return Value(a.as_string() + b.as_string());
   }
   if (op == BinaryOp::add && a.is_list() && b.is_list() &&
       a.as_list().is_sequence() && a.as_list().kind == b.as_list().kind) {
+    if ((a.items().size() + b.items().size()) * sizeof(Value) > max_bytes)
+      input_error("MemoryError: list exceeds the output limit");
     std::vector<Value> items = a.items();
     items.insert(items.end(), b.items().begin(), b.items().end());
     return Value::list(std::move(items), a.as_list().is_tuple());
@@ -144,9 +146,9 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_string_b
     return v.is_string() || (v.is_list() && v.as_list().is_sequence());
   };
   if (op == BinaryOp::mul && repeatable(a) && (b.is_int() || b.is_bool()))
-    return repeat(a, b.int_value(), max_string_bytes);
+    return repeat(a, b.int_value(), max_bytes);
   if (op == BinaryOp::mul && repeatable(b) && (a.is_int() || a.is_bool()))
-    return repeat(b, a.int_value(), max_string_bytes);
+    return repeat(b, a.int_value(), max_bytes);
   if (op == BinaryOp::mod && a.is_string()) return Value(printf_format(a.as_string(), b));
   unsupported(op, a, b);
 }

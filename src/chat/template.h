@@ -28,6 +28,7 @@ struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // all text written, captured blocks included
   int64_t max_loop_iterations = 1'000'000;     // summed over all loops of one render
   int max_call_depth = 64;                     // nested macro calls
+  int64_t max_macro_calls = 100'000;           // macro calls in one render
 };
 
 struct RenderOptions {
