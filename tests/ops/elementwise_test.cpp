@@ -21,7 +21,7 @@ std::vector<float> slot_rows(const std::vector<float>& cache, const std::vector<
 }
 
 TEST_F(ElementwiseTest, EmbeddingCopiesRows) {
-  for (const auto [n_tokens, vocab, hidden] :
+  for (const auto& [n_tokens, vocab, hidden] :
        {std::tuple{1, 1000, 4096}, {7, 151, 136}, {256, 5000, 1024}}) {
     SCOPED_TRACE(testing::Message() << "T " << n_tokens << " vocab " << vocab << " H " << hidden);
     std::vector<float> table = random_floats(int64_t{vocab} * hidden);
@@ -38,7 +38,7 @@ TEST_F(ElementwiseTest, EmbeddingCopiesRows) {
 }
 
 TEST_F(ElementwiseTest, RmsNormAndAddRmsNorm) {
-  for (const auto [n_rows, width] : {std::pair{1, 4096}, {7, 128}, {256, 4096}, {3, 5120},
+  for (const auto& [n_rows, width] : {std::pair{1, 4096}, {7, 128}, {256, 4096}, {3, 5120},
                                      {5, 1000}, {2, 12288}}) {
     SCOPED_TRACE(testing::Message() << "rows " << n_rows << " width " << width);
     const int64_t n = int64_t{n_rows} * width;
@@ -181,7 +181,7 @@ TEST_F(ElementwiseTest, QkvRopeStore) {
 }
 
 TEST_F(ElementwiseTest, SiluMul) {
-  for (const auto [n_tokens, inter] : {std::pair{1, 12288}, {7, 1000}, {256, 12288}}) {
+  for (const auto& [n_tokens, inter] : {std::pair{1, 12288}, {7, 1000}, {256, 12288}}) {
     SCOPED_TRACE(testing::Message() << "T " << n_tokens << " I " << inter);
     std::vector<float> gate_up = random_floats(int64_t{n_tokens} * 2 * inter, 2.0f);
     DeviceTensor in = upload(gate_up, {n_tokens, 2 * inter});
@@ -195,7 +195,7 @@ TEST_F(ElementwiseTest, SiluMul) {
 }
 
 TEST_F(ElementwiseTest, GatherRows) {
-  for (const auto [n_tokens, n_rows, width] : {std::tuple{300, 1, 4096}, {300, 256, 4096},
+  for (const auto& [n_tokens, n_rows, width] : {std::tuple{300, 1, 4096}, {300, 256, 4096},
                                                {9, 4, 136}}) {
     SCOPED_TRACE(testing::Message() << "T " << n_tokens << " R " << n_rows << " H " << width);
     std::vector<float> x = random_floats(int64_t{n_tokens} * width);

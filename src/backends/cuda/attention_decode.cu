@@ -17,7 +17,9 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kWarps = 4, kThreads = kWarps * 32, kUnroll = 4;
-constexpr int kMinKeysPerSplit = 128;
+// One unrolled step of a CTA covers 32 keys (kWarps x keys per warp x kUnroll at head_dim
+// 128); fewer keys per split would leave warps idle.
+constexpr int kMinKeysPerSplit = 32;
 
 struct DecodeSplit {
   int n_splits, chunk;

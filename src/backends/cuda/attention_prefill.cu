@@ -1,6 +1,8 @@
 // Causal grouped-query attention over the paged KV cache, FlashAttention-2 style.
 //
-// One CTA per (64-query tile, query head, sequence); 4 warps own 16 query rows each. K/V
+// One CTA per (query tile, query head, sequence); 4 warps own 16 * kMTiles query rows each
+// (two 16-row MMA tiles per warp reuse every K/V fragment loaded from shared memory twice,
+// which halves shared-memory traffic per FLOP; head_dim 256 keeps one, for registers). K/V
 // tiles of 64 keys are gathered from the paged cache through the block table with cp.async
 // into two shared-memory stages (the next tile loads while this one computes). S = Q K^T and
 // O += P V run on mma.sync m16n8k16 (bf16 in, fp32 accumulate); P stays in registers (the
@@ -17,11 +19,16 @@
 namespace hadron::cuda {
 namespace {
 
-constexpr int kBlockM = 64, kBlockN = 64, kWarps = 4, kThreads = kWarps * 32;
+constexpr int kBlockN = 64, kWarps = 4, kThreads = kWarps * 32;
 
-template <int kD>
+template <int kMTiles>
+constexpr int block_m() {
+  return kWarps * 16 * kMTiles;
+}
+
+template <int kD, int kMTiles>
 constexpr size_t smem_bytes() {
-  return size_t{kBlockM + 4 * kBlockN} * kD * 2;  // Q + two stages of K and V
+  return size_t{block_m<kMTiles>() + 4 * kBlockN} * kD * 2;  // Q + two stages of K and V
 }
 
 // Loads a [kRows, kD] tile; row r comes from src_of(r), or is zero-filled when that is null
@@ -38,10 +45,10 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, SrcOf 
   }
 }
 
-template <int kD>
+template <int kD, int kMTiles>
 __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionArgs args,
                                                                      float scale_log2) {
-  constexpr int kChunks = kD / 8;
+  constexpr int kChunks = kD / 8, kBlockM = block_m<kMTiles>();
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t q_tile = smem_addr(smem);
   const uint32_t k_tiles = q_tile + kBlockM * kD * 2;
@@ -89,11 +96,13 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, quad = lane % 4;
-  // This thread's two query rows (group and group + 8 of the warp's 16) and positions.
-  const int row0 = m_start + warp * 16 + group;
-  const int pos[2] = {context + row0, context + row0 + 8};
-  float o[kD / 8][4] = {};
-  float row_max[2] = {-FLT_MAX, -FLT_MAX}, row_sum[2] = {0, 0};
+  // This thread's rows: group and group + 8 of each of the warp's 16-row MMA tiles.
+  const int warp_row = warp * 16 * kMTiles;  // in the CTA's tile
+  const int row0 = m_start + warp_row + group;
+  float o[kMTiles][kD / 8][4] = {};
+  float row_max[kMTiles][2], row_sum[kMTiles][2] = {};
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) row_max[mt][0] = row_max[mt][1] = -FLT_MAX;
 
   const int n_tiles = (key_end - key_begin + kBlockN - 1) / kBlockN;
   for (int tile = 0; tile < n_tiles; ++tile) {
@@ -109,76 +118,95 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
     const uint32_t k_tile = k_tiles + (tile & 1) * kStageBytes;
     const uint32_t v_tile = v_tiles + (tile & 1) * kStageBytes;
 
-    // S = Q K^T for the warp's 16 rows x 64 keys: 8 n-tiles of 8 keys.
-    float s[kBlockN / 8][4] = {};
+    // S = Q K^T for the warp's rows x 64 keys: 8 n-tiles of 8 keys per MMA tile.
+    float s[kMTiles][kBlockN / 8][4] = {};
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
-      uint32_t a[4];
-      ldmatrix_x4(a, q_tile + tile_offset<kChunks>(warp * 16 + lane % 16, kk * 2 + lane / 16));
+      uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+        ldmatrix_x4(a[mt], q_tile + tile_offset<kChunks>(warp_row + mt * 16 + lane % 16,
+                                                         kk * 2 + lane / 16));
 #pragma unroll
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t b[4];
         ldmatrix_x4(b, k_tile + tile_offset<kChunks>(np * 16 + (lane / 16) * 8 + lane % 8,
                                                      kk * 2 + (lane / 8) % 2));
-        mma_bf16(s[2 * np], a, b[0], b[1]);
-        mma_bf16(s[2 * np + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_bf16(s[mt][2 * np], a[mt], b[0], b[1]);
+          mma_bf16(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
       }
     }
     // Mask where the tile crosses the diagonal, the end of the keys or the window's start.
     const bool needs_mask = n_start + kBlockN - 1 > pos_first || n_start + kBlockN > kv_len ||
                             (window > 0 && n_start < pos_last - window + 1);
 #pragma unroll
-    for (int nt = 0; nt < kBlockN / 8; ++nt)
+    for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = n_start + nt * 8 + quad * 2 + (e & 1);
-        const int p = pos[e / 2];
-        const bool masked = needs_mask && (key > p || key >= kv_len ||
-                                           (window > 0 && key < p - window + 1));
-        s[nt][e] = masked ? -INFINITY : s[nt][e] * scale_log2;
+      for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = n_start + nt * 8 + quad * 2 + (e & 1);
+          const int p = context + row0 + mt * 16 + (e / 2) * 8;
+          const bool masked = needs_mask && (key > p || key >= kv_len ||
+                                             (window > 0 && key < p - window + 1));
+          s[mt][nt][e] = masked ? -INFINITY : s[mt][nt][e] * scale_log2;
+        }
+    // Online softmax per row; each row is spread over the 4 threads of a quad.
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      float rescale[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float tile_max = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < kBlockN / 8; ++nt)
+          tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(row_max[mt][r], tile_max);
+        rescale[r] = exp2f(row_max[mt][r] - new_max);
+        row_max[mt][r] = new_max;
+        float tile_sum = 0;
+#pragma unroll
+        for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+          for (int e = 2 * r; e < 2 * r + 2; ++e)
+            tile_sum += s[mt][nt][e] = exp2f(s[mt][nt][e] - new_max);
+        row_sum[mt][r] = row_sum[mt][r] * rescale[r] + tile_sum;
       }
-    // Online softmax over the two rows; each row is spread over the 4 threads of a quad.
-    float rescale[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float tile_max = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < kBlockN / 8; ++nt)
-        tile_max = fmaxf(tile_max, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[r], tile_max);
-      rescale[r] = exp2f(row_max[r] - new_max);
-      row_max[r] = new_max;
-      float tile_sum = 0;
-#pragma unroll
-      for (int nt = 0; nt < kBlockN / 8; ++nt)
-#pragma unroll
-        for (int e = 2 * r; e < 2 * r + 2; ++e) tile_sum += s[nt][e] = exp2f(s[nt][e] - new_max);
-      row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
-    }
-#pragma unroll
-    for (int dt = 0; dt < kD / 8; ++dt) {
-      o[dt][0] *= rescale[0];
-      o[dt][1] *= rescale[0];
-      o[dt][2] *= rescale[1];
-      o[dt][3] *= rescale[1];
+      for (int dt = 0; dt < kD / 8; ++dt) {
+        o[mt][dt][0] *= rescale[0];
+        o[mt][dt][1] *= rescale[0];
+        o[mt][dt][2] *= rescale[1];
+        o[mt][dt][3] *= rescale[1];
+      }
     }
     // O += P V: P's k-step kk is S's n-tiles 2kk and 2kk + 1.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      const uint32_t a[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]),
-                             pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                             pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        a[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        a[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        a[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        a[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {
         uint32_t b[4];
         ldmatrix_x4_trans(b, v_tile + tile_offset<kChunks>(kk * 16 + ((lane / 8) % 2) * 8 +
                                                                lane % 8,
                                                            dp * 2 + lane / 16));
-        mma_bf16(o[2 * dp], a, b[0], b[1]);
-        mma_bf16(o[2 * dp + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_bf16(o[mt][2 * dp], a[mt], b[0], b[1]);
+          mma_bf16(o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+        }
       }
     }
     __syncthreads();
@@ -186,32 +214,35 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
 
   bf16* out = static_cast<bf16*>(args.out);
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);  // every lane, before exits
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    const int i = row0 + r * 8;  // query index in the sequence
-    if (i >= q_len) continue;
-    const float inv = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
-    bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * kD + quad * 2;
+  for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int dt = 0; dt < kD / 8; ++dt)
-      *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
-          __floats2bfloat162_rn(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
-  }
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mt][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);  // every lane, before exits
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int i = row0 + mt * 16 + r * 8;  // query index in the sequence
+      if (i >= q_len) continue;
+      const float inv = sum > 0 ? 1.0f / sum : 0.0f;
+      bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * kD + quad * 2;
+#pragma unroll
+      for (int dt = 0; dt < kD / 8; ++dt)
+        *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
+            __floats2bfloat162_rn(o[mt][dt][2 * r] * inv, o[mt][dt][2 * r + 1] * inv);
+    }
 }
 
-template <int kD>
+template <int kD, int kMTiles>
 void launch_with(const AttentionArgs& args, cudaStream_t stream) {
-  constexpr size_t kSmem = smem_bytes<kD>();
+  constexpr size_t kSmem = smem_bytes<kD, kMTiles>();
   static bool configured = false;  // the attribute is per function, set once
   if (!configured) {
-    CUDA_CHECK(cudaFuncSetAttribute(attention_prefill_kernel<kD>,
+    CUDA_CHECK(cudaFuncSetAttribute(attention_prefill_kernel<kD, kMTiles>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     configured = true;
   }
-  const dim3 grid(ceil_div(args.max_q_len, kBlockM), args.n_heads, args.n_seqs);
+  const dim3 grid(ceil_div(args.max_q_len, block_m<kMTiles>()), args.n_heads, args.n_seqs);
   const float scale_log2 = args.scale * 1.4426950408889634f;
-  attention_prefill_kernel<kD><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
+  attention_prefill_kernel<kD, kMTiles><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -220,9 +251,9 @@ void launch_with(const AttentionArgs& args, cudaStream_t stream) {
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
   switch (args.head_dim) {
-    case 64: return launch_with<64>(args, stream);
-    case 128: return launch_with<128>(args, stream);
-    case 256: return launch_with<256>(args, stream);
+    case 64: return launch_with<64, 2>(args, stream);
+    case 128: return launch_with<128, 2>(args, stream);
+    case 256: return launch_with<256, 1>(args, stream);
     default: fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
   }
 }

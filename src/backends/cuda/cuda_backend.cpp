@@ -54,29 +54,6 @@ void CudaBackend::add_rms_norm(const Tensor& x, const Tensor& residual, const Te
                         eps, stream_);
 }
 
-void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                         const Tensor& out) {
-  check_tensor(x, DType::BF16, "linear x");
-  check_tensor(weight, DType::BF16, "linear weight");
-  HADRON_CHECK(on_gpu(out) && (out.dtype == DType::BF16 || out.dtype == DType::F32),
-               "linear out must be BF16 or F32 on the GPU, got {}", out.describe());
-  const int64_t m = x.numel() / x.size(-1), k = x.size(-1), n = weight.size(0);
-  HADRON_CHECK(weight.ndim == 2 && weight.size(1) == k && out.numel() == m * n &&
-                   out.size(-1) == n && k % 8 == 0,
-               "linear {} x {}^T into {}", x.describe(), weight.describe(), out.describe());
-  const bool out_f32 = out.dtype == DType::F32;
-  if (bias.defined()) {
-    check_tensor(bias, out.dtype, "linear bias (in out's dtype)");
-    HADRON_CHECK(bias.numel() == n, "bias {} for {} outputs", bias.describe(), n);
-  }
-  const void* bias_ptr = bias.defined() ? bias.data : nullptr;
-  if (m <= kGemvMaxRows) {
-    launch_gemv(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, stream_);
-  } else {
-    gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k);
-  }
-}
-
 void CudaBackend::rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
                        RopeStyle style) {
   check_tensor(x, DType::BF16, "rope x");

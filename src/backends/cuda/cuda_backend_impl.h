@@ -4,7 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <string>
 
 #include "backends/cuda/cuda_backend.h"
@@ -93,11 +95,16 @@ class CudaBackend final : public Backend {
     return workspace_.data();
   }
 
+  // For m <= kGemvMaxRows: whether the GEMV beat cuBLASLt on this shape (timed once).
+  bool prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, const void* x, const void* w,
+                   const void* bias, void* out);
+
   int device_idx_;
   int n_sms_ = 0;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::Gemm> gemm_;
   Buffer workspace_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, bool> gemv_choice_;
 };
 
 }  // namespace hadron::cuda

@@ -1,7 +1,7 @@
 // Token sampling on the GPU (semantics in ops/sampling.h): one 1024-thread block per row.
 // Greedy is one argmax pass. Otherwise the top-k and top-p thresholds are found without a
-// sort by radix selection over the order-preserving uint32 keys of the logits (4 passes of
-// 8 bits, a 256-bin histogram of counts or of probability mass), min-p is a comparison, and
+// sort by radix selection over the order-preserving uint32 keys of the logits (8 passes of
+// 4 bits, histograms of counts or of probability mass), min-p is a comparison, and
 // the draw scans the kept mass in vocabulary order (contiguous chunks per thread plus a
 // block-wide exclusive scan of the chunk sums).
 #include <cfloat>
@@ -17,13 +17,12 @@ namespace {
 constexpr int kThreads = 1024, kWarps = kThreads / 32;
 
 struct Shared {
-  float hist[256];
+  float hist[16];
+  float warp_hist[kWarps][16];
   float warp_values[kWarps];
   int warp_indices[kWarps];
   float broadcast_f;
   int broadcast_i;
-  uint32_t prefix;
-  float above;
 };
 
 __device__ uint32_t key_of(float value) { return ordered_key(__float_as_uint(value)); }
@@ -82,48 +81,59 @@ __device__ float block_sum(float value, Shared& sh) {
 }
 
 // The largest key t such that the weight of {key >= t} among keys >= floor reaches target;
-// weight is 1 (kMass false: counting, for top-k) or the probability (top-p).
+// weight is 1 (kMass false: counting, for top-k) or the probability (top-p). Radix selection
+// with 4-bit digits, most significant first: each thread keeps a 16-bin histogram in
+// registers (no atomics: the top digits of float keys cluster in a few bins, which would
+// serialise shared-memory atomics), then the block sums the bins. Deterministic.
 template <bool kMass>
 __device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logit,
                                  float inv_temperature, uint32_t floor, float target,
                                  Shared& sh) {
-  if (threadIdx.x == 0) {
-    sh.prefix = 0;
-    sh.above = 0;
-  }
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    for (int b = threadIdx.x; b < 256; b += kThreads) sh.hist[b] = 0;
-    __syncthreads();
-    const uint32_t prefix = sh.prefix;
-    const uint32_t mask = shift == 24 ? 0u : ~0u << (shift + 8);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  uint32_t prefix = 0;
+  float above = 0;  // weight of the candidates above the current prefix
+  for (int shift = 28; shift >= 0; shift -= 4) {
+    const uint32_t mask = shift == 28 ? 0u : ~0u << (shift + 4);
+    float hist[16] = {};
     for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
       const uint32_t key = key_of(row[i]);
       if (key < floor || (key & mask) != prefix) continue;
       const float weight = kMass ? expf((row[i] - max_logit) * inv_temperature) : 1.0f;
-      atomicAdd(&sh.hist[(key >> shift) & 255], weight);
+      const uint32_t digit = (key >> shift) & 15;
+#pragma unroll
+      for (int b = 0; b < 16; ++b) hist[b] += digit == b ? weight : 0.0f;
+    }
+#pragma unroll
+    for (int b = 0; b < 16; ++b) hist[b] = warp_sum(hist[b]);
+    if (lane == 0)
+#pragma unroll
+      for (int b = 0; b < 16; ++b) sh.warp_hist[warp][b] = hist[b];
+    __syncthreads();
+    if (threadIdx.x < 16) {
+      float total = 0;
+      for (int w = 0; w < kWarps; ++w) total += sh.warp_hist[w][threadIdx.x];
+      sh.hist[threadIdx.x] = total;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      float acc = sh.above;
-      int chosen = -1, lowest_nonempty = 0;
-      for (int d = 255; d >= 0; --d) {
-        if (sh.hist[d] == 0) continue;
-        lowest_nonempty = d;
-        if (acc + sh.hist[d] >= target) {
-          chosen = d;
-          break;
-        }
-        acc += sh.hist[d];
+    // Every thread walks the same 16 sums from the top digit down.
+    float acc = above;
+    int chosen = -1, lowest_nonempty = 0;
+    for (int d = 15; d >= 0; --d) {
+      const float h = sh.hist[d];
+      if (h == 0) continue;
+      lowest_nonempty = d;
+      if (acc + h >= target) {
+        chosen = d;
+        break;
       }
-      if (chosen < 0) chosen = lowest_nonempty;  // rounding left the target unreached
-      sh.prefix = prefix | (uint32_t(chosen) << shift);
-      sh.above = acc;
+      acc += h;
     }
-    __syncthreads();
+    if (chosen < 0) chosen = lowest_nonempty;  // rounding left the target unreached
+    prefix |= uint32_t(chosen) << shift;
+    above = acc;
+    __syncthreads();  // sh.hist and sh.warp_hist are rewritten by the next pass
   }
-  const uint32_t result = sh.prefix;
-  __syncthreads();
-  return result;
+  return prefix;
 }
 
 __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
