@@ -31,17 +31,45 @@ constexpr size_t smem_bytes() {
   return size_t{block_m<kMTiles>() + 4 * kBlockN} * kD * 2;  // Q + two stages of K and V
 }
 
-// Loads a [kRows, kD] tile; row r comes from src_of(r), or is zero-filled when that is null
-// (cp.async still gets a valid address: `any`, of which it reads nothing).
+// Loads a [kRows, kD] tile. Thread t always copies 16-byte chunk t % kChunks, of rows
+// t / kChunks + j * (kThreads / kChunks), so each row's source (a block-table lookup for
+// K/V) is computed once per thread and row. src_of(row) gives the row's start or null for a
+// zero-filled row (cp.async still gets a valid address, `any`, of which it reads nothing).
 template <int kD, int kRows, typename SrcOf>
 __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, SrcOf src_of) {
-  constexpr int kChunks = kD / 8;
+  constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && kRows % kRowStep == 0);
+  const int chunk = threadIdx.x % kChunks;
 #pragma unroll
-  for (int idx = threadIdx.x; idx < kRows * kChunks; idx += kThreads) {
-    const int row = idx / kChunks, chunk = idx % kChunks;
+  for (int row = threadIdx.x / kChunks; row < kRows; row += kRowStep) {
     const bf16* src = src_of(row);
     cp_async16(tile + tile_offset<kChunks>(row, chunk), src == nullptr ? any : src + chunk * 8,
                src == nullptr ? 0 : 16);
+  }
+}
+
+// Loads K and V rows [n_start, n_start + kBlockN) of one KV head from the paged cache into
+// their tiles; one block-table lookup per row serves both.
+template <int kD>
+__device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile,
+                                              const bf16* k_cache, const bf16* v_cache,
+                                              const int32_t* block_table, int block_size,
+                                              int n_kv_heads, int kv_head, int n_start,
+                                              int kv_len) {
+  constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
+  const int chunk = threadIdx.x % kChunks;
+#pragma unroll
+  for (int row = threadIdx.x / kChunks; row < kBlockN; row += kRowStep) {
+    const int key = n_start + row;
+    const bool valid = key < kv_len;
+    int64_t offset = 0;
+    if (valid) {
+      const int64_t slot = int64_t{block_table[key / block_size]} * block_size + key % block_size;
+      offset = (slot * n_kv_heads + kv_head) * kD + chunk * 8;
+    }
+    const uint32_t dst = tile_offset<kChunks>(row, chunk);
+    cp_async16(k_tile + dst, k_cache + offset, valid ? 16 : 0);
+    cp_async16(v_tile + dst, v_cache + offset, valid ? 16 : 0);
   }
 }
 
@@ -79,17 +107,9 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
     return i < q_len ? q + (int64_t{q_begin + i} * args.n_heads + head) * kD : nullptr;
   });
   auto load_kv = [&](int stage, int n_start) {
-    auto src = [&](const bf16* cache) {
-      return [&, cache](int row) -> const bf16* {
-        const int key = n_start + row;
-        if (key >= kv_len) return nullptr;
-        const int64_t slot = int64_t{block_table[key / args.block_size]} * args.block_size +
-                             key % args.block_size;
-        return cache + (slot * args.n_kv_heads + kv_head) * kD;
-      };
-    };
-    load_tile<kD, kBlockN>(k_tiles + stage * kStageBytes, k_cache, src(k_cache));
-    load_tile<kD, kBlockN>(v_tiles + stage * kStageBytes, v_cache, src(v_cache));
+    load_kv_tiles<kD>(k_tiles + stage * kStageBytes, v_tiles + stage * kStageBytes, k_cache,
+                      v_cache, block_table, args.block_size, args.n_kv_heads, kv_head, n_start,
+                      kv_len);
   };
   load_kv(0, key_begin);
   cp_async_commit();

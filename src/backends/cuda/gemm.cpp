@@ -1,6 +1,6 @@
 #include "backends/cuda/gemm.h"
 
-#include <bit>
+#include <cmath>
 
 #include "backends/cuda/cuda_check.h"
 #include "core/error.h"
@@ -36,10 +36,10 @@ Gemm::~Gemm() {
   cublasLtDestroy(handle_);
 }
 
-// Row-major out[M, N] = x[M, K] w[N, K]^T is column-major out^T[N, M] = w^T... : with
-// column-major views A = w as K x N (ld K, transposed), B = x as K x M (ld K), C = out as
-// N x M (ld N). The bias runs along C's rows, i.e. out's columns.
-Gemm::Plan& Gemm::plan_for(const Key& key) {
+// Row-major out[M, N] = x[M, K] w[N, K]^T, in cuBLASLt's column-major terms, is
+// C = op(A) B with A = w viewed as K x N (ld K, transposed), B = x as K x M (ld K) and
+// C = out as N x M (ld N). The bias runs along C's rows, i.e. out's columns.
+Gemm::Plan& Gemm::plan_for(const Key& key, const Operands& operands) {
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   const auto [m, n, k, out_f32, has_bias, alignment] = key;
   Plan plan;
@@ -73,10 +73,12 @@ Gemm::Plan& Gemm::plan_for(const Key& key) {
                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &align, sizeof align));
-  cublasLtMatmulHeuristicResult_t result{};
+  constexpr int kCandidates = 8;
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int n_results = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, preference, 1, &result, &n_results);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c,
+                                     preference, kCandidates, results, &n_results);
   cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || n_results == 0) {
     cublasLtMatrixLayoutDestroy(plan.a);
@@ -87,15 +89,55 @@ Gemm::Plan& Gemm::plan_for(const Key& key) {
                  "alignment {}): {}", m, k, n, k, out_f32 ? "f32" : "bf16", has_bias, alignment,
                  cublasLtGetStatusString(status));
   }
-  plan.algo = result.algo;
+  plan.algo = fastest(plan, results, n_results, operands);
   return plans_.emplace(key, plan).first->second;
+}
+
+// Times each candidate on the call's own operands (writing `out`, which the call then
+// overwrites) and returns the fastest; the heuristic's first choice while the stream is being
+// captured into a graph, where nothing can be timed.
+cublasLtMatmulAlgo_t Gemm::fastest(Plan& plan, const cublasLtMatmulHeuristicResult_t* results,
+                                   int n_results, const Operands& operands) {
+  cudaStreamCaptureStatus capture;
+  CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+  if (n_results == 1 || capture != cudaStreamCaptureStatusNone) return results[0].algo;
+  if (operands.bias != nullptr)
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &operands.bias, sizeof operands.bias));
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  const float alpha = 1.0f, beta = 0.0f;
+  auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(handle_, plan.desc, &alpha, operands.w, plan.a, operands.x, plan.b,
+                          &beta, operands.out, plan.c, operands.out, plan.c, &algo, workspace_,
+                          workspace_bytes_, stream_);
+  };
+  int best = 0;
+  float best_ms = INFINITY;
+  for (int i = 0; i < n_results; ++i) {
+    if (launch(results[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; skip failures
+    CUDA_CHECK(cudaEventRecord(start, stream_));
+    for (int r = 0; r < 3; ++r) CUBLAS_CHECK(launch(results[i].algo));
+    CUDA_CHECK(cudaEventRecord(stop, stream_));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best_ms) {
+      best_ms = ms;
+      best = i;
+    }
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return results[best].algo;
 }
 
 void Gemm::run(const void* x, const void* w, const void* bias, void* out, bool out_f32,
                int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
   const Key key{m, n, k, out_f32, bias != nullptr, common_alignment({x, w, bias, out})};
-  Plan& plan = plan_for(key);
+  Plan& plan = plan_for(key, {x, w, bias, out});
   if (bias != nullptr)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                 &bias, sizeof bias));

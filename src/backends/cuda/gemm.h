@@ -1,6 +1,7 @@
 // cuBLASLt matrix products for linear layers: out[M, N] = x[M, K] @ w[N, K]^T (+ bias[N]),
 // bf16 inputs, fp32 accumulation, bf16 or f32 output. A persistent workspace and, per
-// shape, a cached plan (descriptors + the heuristic's algorithm).
+// shape, a cached plan: descriptors and the fastest of the heuristic's top candidates, timed
+// on first use.
 #pragma once
 
 #include <cublasLt.h>
@@ -31,7 +32,15 @@ class Gemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
-  Plan& plan_for(const Key& key);
+  struct Operands {
+    const void* x;
+    const void* w;
+    const void* bias;
+    void* out;
+  };
+  Plan& plan_for(const Key& key, const Operands& operands);
+  cublasLtMatmulAlgo_t fastest(Plan& plan, const cublasLtMatmulHeuristicResult_t* results,
+                               int n_results, const Operands& operands);
 
   cudaStream_t stream_;
   cublasLtHandle_t handle_ = nullptr;
