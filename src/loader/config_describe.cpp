@@ -1,4 +1,6 @@
 // describe(ModelConfig): the normalised fields, one topic per line, for `hadron inspect`.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -103,11 +105,14 @@ std::string describe(const ModelConfig& config) {
   text +=
       describe_rope(config.rope) + describe_moe(config.moe) + describe_attention_variants(config);
   if (config.n_mtp_layers > 0) text += fmt::format("mtp layers: {}\n", config.n_mtp_layers);
-  if (!config.quant.method.empty())
-    text += fmt::format("quantization: {} {} block [{}], {} modules not converted\n",
-                        config.quant.method, config.quant.fmt,
-                        fmt::join(config.quant.weight_block_size, ", "),
-                        config.quant.modules_to_not_convert.size());
+  const QuantConfig& quant = config.quant;
+  if (!quant.method.empty()) {
+    text += fmt::format("quantization: {}", quant.method);
+    if (!quant.fmt.empty()) text += " " + quant.fmt;
+    if (!quant.weight_block_size.empty())
+      text += fmt::format(", block [{}]", fmt::join(quant.weight_block_size, ", "));
+    text += fmt::format(", {} modules not converted\n", quant.modules_to_not_convert.size());
+  }
   text += fmt::format("eos token ids: [{}]", fmt::join(config.eos_token_ids, ", "));
   return text;
 }

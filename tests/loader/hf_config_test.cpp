@@ -149,6 +149,7 @@ TEST(HfConfig, DeepSeekV3MlaYarnFp8) {
   EXPECT_EQ(ds.moe.routed_scaling_factor, 2.5);
   EXPECT_EQ(ds.moe.first_k_dense_replace, 3);
   EXPECT_EQ(ds.n_mtp_layers, 1);
+  EXPECT_NE(describe(ds).find("fp8 e4m3, block [128, 128]"), std::string::npos) << describe(ds);
   const ModelConfig v32 = load("deepseek-ai__DeepSeek-V3.2");
   EXPECT_EQ(v32.mla.index_n_heads, 64);
   EXPECT_EQ(v32.mla.index_head_dim, 128);
@@ -189,6 +190,9 @@ TEST(HfConfig, GptOssSlidingLayersAndMxfp4) {
   EXPECT_FALSE(oss.rope.truncate);
   EXPECT_EQ(oss.rope.theta, 150000.0);
   EXPECT_EQ(load("openai__gpt-oss-120b").moe.n_experts, 128);
+  const std::string text = describe(oss);
+  EXPECT_NE(text.find("sliding x12, full x12"), std::string::npos) << text;
+  EXPECT_NE(text.find("quantization: mxfp4, 4 modules not converted"), std::string::npos) << text;
 }
 
 TEST(HfConfig, Qwen3NextDerivesLinearLayers) {
