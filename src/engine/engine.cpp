@@ -115,24 +115,15 @@ void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
   }
 }
 
-void Engine::append_token(Tracked& t, std::span<float> logits, RequestOutput& out) {
+void Engine::append_token(Tracked& t, int32_t token, RequestOutput& out) {
   Sequence& seq = t.seq;
   const SamplingParams& p = *seq.params;
-  std::vector<float> raw;
-  if (p.logprobs >= 0) raw.assign(logits.begin(), logits.end());
-  process_logits(logits, p, std::span(seq.tokens).first(seq.prompt_len),
-                 std::span(seq.tokens).subspan(seq.prompt_len), eos_token_ids_);
-  const int32_t token = seq.sampler.sample(logits);
   seq.tokens.push_back(token);
   out.token_ids.push_back(token);
-  if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
   if (t.text) {
-    std::string piece = t.text->push(token);
-    if (seq.n_output() > p.min_tokens || p.stop.empty()) {
-      out.text += t.stop->push(piece);
-    } else {
-      out.text += piece;  // stop strings apply only after min_tokens
-    }
+    const std::string piece = t.text->push(token);
+    // Stop strings apply only once min_tokens are out.
+    out.text += seq.n_output() > p.min_tokens || p.stop.empty() ? t.stop->push(piece) : piece;
   }
   out.n_output_tokens = seq.n_output();
   check_finished(t, token, out);
@@ -154,7 +145,22 @@ std::vector<RequestOutput> Engine::step() {
     steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
                      s.seq->n_computed, s.seq->blocks, all_logits});
   }
-  std::vector<float> logits = model_.runner().step(steps);
+  const bool on_device = std::all_of(plan.seqs.begin(), plan.seqs.end(), [&](const auto& s) {
+    return samples_on_device(*seqs_.at(s.seq));
+  });
+  std::vector<float> logits;
+  std::vector<int32_t> device_tokens;
+  if (on_device) {
+    std::vector<RowSampling> rows;
+    for (const ScheduledSeq& s : plan.seqs) {
+      const SamplingParams& p = *s.seq->params;
+      rows.push_back({p.temperature, p.top_k, p.top_p, p.min_p, s.seq->sampler.seed(),
+                      static_cast<uint64_t>(s.seq->n_output())});
+    }
+    device_tokens = model_.runner().step_and_sample(steps, rows);
+  } else {
+    logits = model_.runner().step(steps);
+  }
   scheduler_.on_step_done(plan);
 
   const int64_t vocab = model_.config().vocab_size;
@@ -177,12 +183,32 @@ std::vector<RequestOutput> Engine::step() {
       out.prompt_logprobs = std::move(t.prompt_logprobs);
       t.prompt_logprobs_pending = false;
     }
-    append_token(t, std::span(logits).subspan((row - 1) * vocab, vocab), out);
+    const int32_t token = on_device ? device_tokens[row - 1]
+                                    : process_and_sample(seq, std::span(logits).subspan((row - 1) * vocab, vocab), out);
+    append_token(t, token, out);
     if (out.finished) finished.push_back(&seq);
     outputs.push_back(std::move(out));
   }
   for (const Sequence* seq : finished) seqs_.erase(seq);
   return outputs;
+}
+
+bool Engine::samples_on_device(const Tracked& t) const {
+  const SamplingParams& p = *t.seq.params;
+  return p.logprobs < 0 && !t.prompt_logprobs_pending && p.repetition_penalty == 1.0f &&
+         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
+         t.seq.n_output() >= p.min_tokens;
+}
+
+int32_t Engine::process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out) {
+  const SamplingParams& p = *seq.params;
+  std::vector<float> raw;
+  if (p.logprobs >= 0) raw.assign(logits.begin(), logits.end());
+  process_logits(logits, p, std::span(seq.tokens).first(seq.prompt_len),
+                 std::span(seq.tokens).subspan(seq.prompt_len), eos_token_ids_);
+  const int32_t token = seq.sampler.sample(logits, seq.n_output());
+  if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
+  return token;
 }
 
 void Engine::collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,

@@ -74,7 +74,9 @@ class Engine {
   void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
   Tracked& track(Sequence seq);
   void fork_siblings(const Sequence& first);
-  void append_token(Tracked& t, std::span<float> logits, RequestOutput& out);
+  bool samples_on_device(const Tracked& t) const;
+  int32_t process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out);
+  void append_token(Tracked& t, int32_t token, RequestOutput& out);
   void check_finished(Tracked& t, int32_t token, RequestOutput& out);
   void finish(Tracked& t, FinishReason reason, RequestOutput& out);
   void collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,

@@ -8,6 +8,10 @@
 #include "loader/safetensors.h"
 #include "models/registry.h"
 
+#ifdef HADRON_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
 namespace hadron {
 namespace {
 
@@ -18,13 +22,49 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::unique_ptr<Backend> make_backend(const std::string& device) {
+#ifdef HADRON_HAVE_CUDA
+  const int n_gpus = cuda_device_count();
+  if (device == "cuda" || (device == "auto" && n_gpus > 0)) {
+    if (n_gpus == 0) input_error("--device cuda: no CUDA GPU is visible");
+    return make_cuda_backend(0);
+  }
+#endif
   if (device == "cpu" || device == "auto") return make_cpu_backend();
-  input_error("device '{}' is not available in this build (use cpu)", device);
+  input_error("device '{}' is not available in this build (it has no CUDA backend)", device);
 }
+
+namespace {
+
+// KV blocks that fit the device: on a GPU, what --gpu-memory-utilization leaves once weights
+// and activations are allocated; on the CPU, enough for max_num_seqs full-length sequences.
+int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t bytes_per_block,
+                       int64_t blocks_per_seq) {
+  if (options.num_kv_blocks > 0) return options.num_kv_blocks;
+#ifdef HADRON_HAVE_CUDA
+  if (backend.device() == Device::CUDA) {
+    const DeviceMemory memory = cuda_device_memory(0);
+    const double budget = options.gpu_memory_utilization * static_cast<double>(memory.total_bytes);
+    const double used = static_cast<double>(memory.total_bytes - memory.free_bytes);
+    const double left = budget - used;
+    if (left < static_cast<double>(bytes_per_block * blocks_per_seq))
+      input_error("the model does not fit: {:.2f} GB of {:.2f} GB are in use after loading "
+                  "(weights and activations), and --gpu-memory-utilization {} leaves {:.2f} GB, "
+                  "less than the {:.2f} GB one sequence of --max-model-len {} needs in KV cache",
+                  used / 1e9, memory.total_bytes / 1e9, options.gpu_memory_utilization,
+                  left / 1e9, bytes_per_block * blocks_per_seq / 1e9,
+                  blocks_per_seq * options.block_size);
+    return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
+  }
+#endif
+  return blocks_per_seq * options.max_num_seqs;
+}
+
+}  // namespace
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
+  loaded->kv_ = std::make_unique<KvCache>();
   loaded->options_ = options;
   const ModelConfig config = load_model_config(
       options.config_path.empty() ? options.model_path : options.config_path);
@@ -47,17 +87,19 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   loaded->model_->prepare(loaded->max_model_len_);
   const int64_t blocks_per_seq =
       (loaded->max_model_len_ + options.block_size - 1) / options.block_size;
-  const int64_t n_blocks =
-      options.num_kv_blocks > 0 ? options.num_kv_blocks : blocks_per_seq * options.max_num_seqs;
+  loaded->runner_ = std::make_unique<ModelRunner>(backend, *loaded->model_, *loaded->kv_,
+                                                  options.max_num_batched_tokens);
+  const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
+  const DType kv_dtype = backend.activation_dtype();
+  const int64_t n_blocks = plan_kv_blocks(
+      options, backend, KvCache::bytes_per_block(kv_layers, options.block_size, kv_dtype),
+      blocks_per_seq);
   if (n_blocks < blocks_per_seq)
     input_error("{} KV blocks of {} tokens cannot hold one sequence of --max-model-len {}",
                 n_blocks, options.block_size, loaded->max_model_len_);
-  loaded->kv_ = std::make_unique<KvCache>(backend, loaded->model_->kv_layers(), n_blocks,
-                                          options.block_size, backend.activation_dtype());
+  loaded->kv_->allocate(backend, kv_layers, n_blocks, options.block_size, kv_dtype);
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size,
-                                                     options.enable_prefix_caching);
-  loaded->runner_ = std::make_unique<ModelRunner>(backend, *loaded->model_, *loaded->kv_,
-                                                  options.max_num_batched_tokens);
+                                                   options.enable_prefix_caching);
   if (options.verbose)
     std::fprintf(stderr,
                  "loaded %s on %s: %.2f GB of weights%s, KV cache %lld blocks of %lld tokens "

@@ -81,15 +81,62 @@ BatchMeta ModelRunner::build_meta(std::span<const SequenceStep> steps) {
   return meta;
 }
 
-std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
+Tensor ModelRunner::forward_logits(std::span<const SequenceStep> steps) {
   arena_.reset();
   const BatchMeta meta = build_meta(steps);
   const Tensor hidden = model_.forward(meta, kv_, arena_);
-  const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
-  const Tensor logits = arena_.alloc(DType::F32, {n_rows, vocab});
+  const Tensor logits = arena_.alloc(DType::F32, {hidden.size(0), model_.config().vocab_size});
   model_.compute_logits(hidden, logits);
-  std::vector<float> host(n_rows * vocab);
-  backend_.copy(logits, Tensor::view_of(host.data(), DType::F32, {n_rows, vocab}));
+  return logits;
+}
+
+std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
+  const Tensor logits = forward_logits(steps);
+  std::vector<float> host(logits.numel());
+  backend_.copy(logits, Tensor::view_of(host.data(), DType::F32, {logits.size(0), logits.size(1)}));
+  backend_.synchronize();
+  return host;
+}
+
+SamplingBatch ModelRunner::upload_sampling(std::span<const RowSampling> sampling) {
+  // Columns packed into one 8-byte-slot staging array, uploaded in one copy.
+  const auto n = static_cast<int64_t>(sampling.size());
+  std::vector<int64_t> staging(6 * n);
+  auto* f32 = reinterpret_cast<float*>(staging.data());
+  auto* i32 = reinterpret_cast<int32_t*>(staging.data());
+  for (int64_t r = 0; r < n; ++r) {
+    f32[r] = sampling[r].temperature;            // slot 0: F32 [n] in the first n*4 bytes
+    i32[2 * n + r] = sampling[r].top_k;          // slot 1
+    f32[4 * n + r] = sampling[r].top_p;          // slot 2
+    f32[6 * n + r] = sampling[r].min_p;          // slot 3
+    staging[4 * n + r] = static_cast<int64_t>(sampling[r].seed);
+    staging[5 * n + r] = static_cast<int64_t>(sampling[r].step);
+  }
+  const size_t bytes = staging.size() * sizeof(int64_t);
+  if (sampling_storage_.bytes() < bytes) sampling_storage_ = backend_.allocate(2 * bytes + 4096);
+  backend_.copy(Tensor::view_of(staging.data(), DType::I64, {6 * n}),
+                sampling_storage_.view(DType::I64, {6 * n}));
+  char* base = static_cast<char*>(sampling_storage_.data());
+  const Device device = backend_.device();
+  const int64_t slot = n * 8;
+  return {Tensor::view_of(base, DType::F32, {n}, device),
+          Tensor::view_of(base + slot, DType::I32, {n}, device),
+          Tensor::view_of(base + 2 * slot, DType::F32, {n}, device),
+          Tensor::view_of(base + 3 * slot, DType::F32, {n}, device),
+          Tensor::view_of(base + 4 * slot, DType::I64, {n}, device),
+          Tensor::view_of(base + 5 * slot, DType::I64, {n}, device)};
+}
+
+std::vector<int32_t> ModelRunner::step_and_sample(std::span<const SequenceStep> steps,
+                                                  std::span<const RowSampling> sampling) {
+  const Tensor logits = forward_logits(steps);
+  HADRON_CHECK(static_cast<int64_t>(sampling.size()) == logits.size(0),
+               "{} sampling rows for {} logits rows", sampling.size(), logits.size(0));
+  const SamplingBatch batch = upload_sampling(sampling);
+  const Tensor tokens = arena_.alloc(DType::I32, {logits.size(0)});
+  backend_.sample(logits, batch, tokens);
+  std::vector<int32_t> host(tokens.numel());
+  backend_.copy(tokens, Tensor::view_of(host.data(), DType::I32, {tokens.numel()}));
   backend_.synchronize();
   return host;
 }

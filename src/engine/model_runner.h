@@ -21,6 +21,16 @@ struct SequenceStep {
   bool all_logits = false;  // logits for every new token (scoring), else only the last
 };
 
+// How to sample one logits row on the device (ops/sampling.h semantics).
+struct RowSampling {
+  float temperature = 0;
+  int32_t top_k = 0;
+  float top_p = 1;
+  float min_p = 0;
+  uint64_t seed = 0;
+  uint64_t step = 0;  // the sequence's output index: a fresh draw per token
+};
+
 class ModelRunner {
  public:
   // max_tokens: the most tokens one step may carry (sizes the activation arena).
@@ -28,12 +38,19 @@ class ModelRunner {
 
   // Runs one step; returns logits [R, vocab] row-major, R = rows asked for, in step order.
   std::vector<float> step(std::span<const SequenceStep> steps);
+  // Runs one step and samples each logits row on the device; only token ids come back.
+  // sampling: one entry per logits row.
+  std::vector<int32_t> step_and_sample(std::span<const SequenceStep> steps,
+                                       std::span<const RowSampling> sampling);
 
   int64_t max_tokens() const { return max_tokens_; }
   size_t activation_peak_bytes() const { return arena_.high_water(); }
 
  private:
   BatchMeta build_meta(std::span<const SequenceStep> steps);
+  // Forward + LM head; logits F32 [R, vocab] in the arena.
+  Tensor forward_logits(std::span<const SequenceStep> steps);
+  SamplingBatch upload_sampling(std::span<const RowSampling> sampling);
 
   Backend& backend_;
   Model& model_;
@@ -41,6 +58,7 @@ class ModelRunner {
   int64_t max_tokens_;
   Arena arena_;
   Buffer meta_storage_;
+  Buffer sampling_storage_;
 };
 
 }  // namespace hadron

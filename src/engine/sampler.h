@@ -1,26 +1,26 @@
-// Host-side sampling from fp32 logits: greedy, or seeded temperature / top-k / top-p / min-p.
+// Token sampling for one sequence on the host, with the same counter-based semantics as
+// Backend::sample (ops/sampling.h): a token depends only on the processed logits, the
+// parameters, the sequence's seed and its step, never on batch mates or on recomputation.
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <span>
 
 #include "engine/sampling_params.h"
 
 namespace hadron {
 
-// Draws tokens for one sequence with its own generator, so a seeded request's tokens do
-// not depend on its batch mates.
 class Sampler {
  public:
-  Sampler(const SamplingParams& params, uint64_t seed) : params_(&params), rng_(seed) {}
+  Sampler(const SamplingParams& params, uint64_t seed) : params_(&params), seed_(seed) {}
 
-  // Picks a token id from processed logits [vocab] (penalties and bias already applied).
-  int32_t sample(std::span<const float> logits);
+  // Picks a token from processed logits [vocab] for the sequence's `step`-th output token.
+  int32_t sample(std::span<const float> logits, uint64_t step) const;
+  uint64_t seed() const { return seed_; }
 
  private:
   const SamplingParams* params_;
-  std::mt19937_64 rng_;
+  uint64_t seed_;
 };
 
 // Index of the largest value; the lowest index wins ties.

@@ -12,11 +12,12 @@ size_t KvCache::bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t 
   return bytes;
 }
 
-KvCache::KvCache(Backend& backend, const std::vector<KvLayerSpec>& layers, int64_t n_blocks,
-                 int64_t block_size, DType dtype)
-    : n_blocks_(n_blocks), block_size_(block_size) {
-  HADRON_CHECK(n_blocks > 0 && block_size > 0, "KV cache of {} blocks of {}", n_blocks,
-               block_size);
+void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
+                       int64_t n_blocks, int64_t block_size, DType dtype) {
+  HADRON_CHECK(n_blocks > 0 && block_size > 0 && storage_.bytes() == 0,
+               "KV cache of {} blocks of {} (allocated once)", n_blocks, block_size);
+  n_blocks_ = n_blocks;
+  block_size_ = block_size;
   storage_ = backend.allocate(bytes_per_block(layers, block_size, dtype) * n_blocks);
   char* cursor = static_cast<char*>(storage_.data());
   for (const KvLayerSpec& layer : layers) {

@@ -17,8 +17,10 @@ struct KvLayerSpec {
 
 class KvCache {
  public:
-  KvCache(Backend& backend, const std::vector<KvLayerSpec>& layers, int64_t n_blocks,
-          int64_t block_size, DType dtype);
+  KvCache() = default;
+  // Allocates the pool; called once, after weights and activations took their memory.
+  void allocate(Backend& backend, const std::vector<KvLayerSpec>& layers, int64_t n_blocks,
+                int64_t block_size, DType dtype);
 
   // k_cache(l), v_cache(l): [n_blocks, block_size, n_kv_heads, head_dim]
   const Tensor& k_cache(int layer) const { return k_[layer]; }
@@ -32,8 +34,8 @@ class KvCache {
                                 DType dtype);
 
  private:
-  int64_t n_blocks_;
-  int64_t block_size_;
+  int64_t n_blocks_ = 0;
+  int64_t block_size_ = 0;
   Buffer storage_;
   std::vector<Tensor> k_, v_;
 };

@@ -29,9 +29,9 @@ TEST(Sampler, GreedyIsArgmax) {
   const std::vector<float> logits = random_logits(1000, 1);
   const SamplingParams greedy_params, top1_params = params_of(1.0f, 1, 1.0f, 0.0f);
   Sampler greedy(greedy_params, 0);
-  EXPECT_EQ(greedy.sample(logits), argmax(logits));
+  EXPECT_EQ(greedy.sample(logits, 0), argmax(logits));
   Sampler top1(top1_params, 5);
-  EXPECT_EQ(top1.sample(logits), argmax(logits));
+  EXPECT_EQ(top1.sample(logits, 3), argmax(logits));
 }
 
 TEST(Sampler, SeededSamplingReproducesAndVaries) {
@@ -40,9 +40,9 @@ TEST(Sampler, SeededSamplingReproducesAndVaries) {
   Sampler a(params, 42), b(params, 42), c(params, 43);
   std::vector<int32_t> from_a, from_b, from_c;
   for (int i = 0; i < 200; ++i) {
-    from_a.push_back(a.sample(logits));
-    from_b.push_back(b.sample(logits));
-    from_c.push_back(c.sample(logits));
+    from_a.push_back(a.sample(logits, i));
+    from_b.push_back(b.sample(logits, i));
+    from_c.push_back(c.sample(logits, i));
   }
   EXPECT_EQ(from_a, from_b);
   EXPECT_NE(from_a, from_c);
@@ -56,9 +56,9 @@ TEST(Sampler, TopKAndTopPRestrictTheCandidates) {
   Sampler top_k(k_params, 9), top_p(p_params, 9), min_p(m_params, 9);
   std::map<int32_t, int> k_counts, p_counts, m_counts;
   for (int i = 0; i < 2000; ++i) {
-    k_counts[top_k.sample(logits)]++;
-    p_counts[top_p.sample(logits)]++;
-    m_counts[min_p.sample(logits)]++;
+    k_counts[top_k.sample(logits, i)]++;
+    p_counts[top_p.sample(logits, i)]++;
+    m_counts[min_p.sample(logits, i)]++;
   }
   for (const auto& [id, count] : k_counts) EXPECT_TRUE(id == 1 || id == 2) << id;
   // The top token holds ~35% of the mass, so top_p = 0.5 keeps the top two.
