@@ -9,7 +9,7 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kWarps = 8;
-constexpr int kUnroll = 4;
+constexpr int kUnroll = 8;  // 16-byte loads in flight per lane
 
 template <int kM, typename Out>
 __global__ void __launch_bounds__(kWarps * 32)

@@ -2,8 +2,8 @@
 // Greedy is one argmax pass. Otherwise the top-k and top-p thresholds are found without a
 // sort by radix selection over the order-preserving uint32 keys of the logits (8 passes of
 // 4 bits, histograms of counts or of probability mass), min-p is a comparison, and
-// the draw scans the kept mass in vocabulary order (contiguous chunks per thread plus a
-// block-wide exclusive scan of the chunk sums).
+// the draw scans the kept mass in vocabulary order (per-warp segment sums, then one warp
+// scans its segment).
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -168,28 +168,26 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
     const float p = prob(i);
     return key_of(row[i]) >= threshold && p >= min_p ? p : 0.0f;
   };
-  // Contiguous chunk per thread, so the running mass follows vocabulary order.
-  const int64_t chunk = (vocab + kThreads - 1) / kThreads;
-  const int64_t begin = threadIdx.x * chunk, end = min(vocab, begin + chunk);
+  // The draw: each warp owns a contiguous segment of the vocabulary (read coalesced, 32
+  // consecutive tokens per step); the warp whose share of the kept mass holds the target
+  // walks its segment with warp-wide scans to the first token past it.
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t segment = (vocab + kWarps * 32 - 1) / (kWarps * 32) * 32;
+  const int64_t seg_begin = warp * segment, seg_end = min(vocab, seg_begin + segment);
   float local = 0;
   int last_kept = -1;
-  for (int64_t i = begin; i < end; ++i) {
+  for (int64_t i = seg_begin + lane; i < seg_end; i += 32) {
     const float p = kept_prob(i);
     local += p;
     if (p > 0) last_kept = static_cast<int>(i);
   }
-  // Exclusive scan of the chunk sums: within warps by shuffles, then over warp totals.
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  float inclusive = local;
-  for (int offset = 1; offset < 32; offset <<= 1) {
-    const float other = __shfl_up_sync(0xffffffffu, inclusive, offset);
-    if (lane >= offset) inclusive += other;
-  }
-  int warp_last = last_kept;
+  local = warp_sum(local);
   for (int offset = 16; offset > 0; offset >>= 1)
-    warp_last = max(warp_last, __shfl_xor_sync(0xffffffffu, warp_last, offset));
-  if (lane == 31) sh.warp_values[warp] = inclusive;
-  if (lane == 0) sh.warp_indices[warp] = warp_last;
+    last_kept = max(last_kept, __shfl_xor_sync(0xffffffffu, last_kept, offset));
+  if (lane == 0) {
+    sh.warp_values[warp] = local;
+    sh.warp_indices[warp] = last_kept;
+  }
   if (threadIdx.x == 0) sh.broadcast_i = -1;
   __syncthreads();
   float warp_offset = 0, total = 0;
@@ -200,18 +198,25 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
     overall_last = max(overall_last, sh.warp_indices[w]);
   }
   const float target = sample_uniform(args.seeds[r], args.offsets[r]) * total;
-  const float exclusive = warp_offset + inclusive - local;
-  if (local > 0 && exclusive <= target && target < exclusive + local) {
-    float acc = exclusive;
+  if (local > 0 && warp_offset <= target && target < warp_offset + local) {
+    float acc = warp_offset;
     int pick = last_kept;
-    for (int64_t i = begin; i < end; ++i) {
-      const float p = kept_prob(i);
-      if (p > 0 && (acc += p) > target) {
-        pick = static_cast<int>(i);
+    for (int64_t base = seg_begin; base < seg_end; base += 32) {
+      const int64_t i = base + lane;
+      const float p = i < seg_end ? kept_prob(i) : 0.0f;
+      float inclusive = p;
+      for (int offset = 1; offset < 32; offset <<= 1) {
+        const float other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += other;
+      }
+      const unsigned past = __ballot_sync(0xffffffffu, p > 0 && acc + inclusive > target);
+      if (past != 0) {
+        pick = static_cast<int>(base) + __ffs(past) - 1;
         break;
       }
+      acc += __shfl_sync(0xffffffffu, inclusive, 31);
     }
-    atomicMax(&sh.broadcast_i, pick);
+    if (lane == 0) sh.broadcast_i = pick;
   }
   __syncthreads();
   if (threadIdx.x == 0) {
