@@ -1,5 +1,6 @@
 #include "tokenizer/decoder.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -78,6 +79,13 @@ void Decoder::add_from_json(const nlohmann::json& json) {
 bool Decoder::byte_level_only() const {
   return steps_.size() == 1 && steps_[0].kind == Kind::kByteLevel;
 }
+
+bool Decoder::has_byte_fallback() const {
+  return std::any_of(steps_.begin(), steps_.end(),
+                     [](const Step& step) { return step.kind == Kind::kByteFallback; });
+}
+
+bool Decoder::is_byte_token(const std::string& token) { return byte_token_value(token) >= 0; }
 
 std::string Decoder::byte_level_bytes(const std::string& token) {
   std::optional<std::string> bytes = byte_level_to_bytes(token);

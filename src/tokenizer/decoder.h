@@ -23,6 +23,9 @@ class Decoder {
   // True when the decoder is a single ByteLevel step: the text is then the UTF-8-lossy
   // concatenation of byte_level_bytes() of each token, which callers may precompute.
   bool byte_level_only() const;
+  bool has_byte_fallback() const;
+  // A "<0xXX>" token that ByteFallback turns into a byte.
+  static bool is_byte_token(const std::string& token);
   // ByteLevel's bytes for one token: its GPT-2 bytes, or its UTF-8 when a character is unmapped.
   static std::string byte_level_bytes(const std::string& token);
 

@@ -16,9 +16,12 @@ IncrementalDecoder::IncrementalDecoder(const Tokenizer& tokenizer, bool skip_spe
 // The DecodeStream scheme of HF tokenizers: decode a window made of the ids of the previous
 // emission and the new ids (so decoders that treat the first token specially, such as Strip or
 // Metaspace, see the same context in both decodes), and emit what follows the previous
-// emission's text once the text no longer ends in U+FFFD (an incomplete character).
+// emission's text once the text no longer ends in U+FFFD (an incomplete character) nor in a
+// run of ByteFallback byte tokens. Unlike DecodeStream, the text of the previous emission never
+// changes afterwards, which the check below enforces.
 std::string IncrementalDecoder::push(int32_t id) {
   ids_.push_back(id);
+  if (tokenizer_.text_may_change(ids_, skip_special_tokens_)) return {};
   const std::string text = tokenizer_.decode(ids_, skip_special_tokens_);
   if (text.size() <= prefix_.size() || ends_with_replacement_char(text)) return {};
   HADRON_CHECK(text.compare(0, prefix_.size(), prefix_) == 0,

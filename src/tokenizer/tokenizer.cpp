@@ -78,6 +78,17 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_to
   return state.decoder.decode(std::move(tokens));
 }
 
+bool Tokenizer::text_may_change(std::span<const int32_t> ids, bool skip_special_tokens) const {
+  const TokenizerState& state = *state_;
+  if (state.byte_fallback.empty()) return false;
+  for (size_t i = ids.size(); i-- > 0;) {
+    const int32_t id = ids[i];
+    if (id < 0 || id >= vocab_size() || (skip_special_tokens && state.special[id])) continue;
+    return state.byte_fallback[id];
+  }
+  return false;
+}
+
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   if (const std::optional<int32_t> id = state_->added_ids.find(token)) return id;
   return state_->model->token_to_id(token);

@@ -42,13 +42,18 @@ class Tokenizer {
   bool is_special(int32_t id) const;
 
  private:
+  friend class IncrementalDecoder;
   explicit Tokenizer(std::shared_ptr<const tok::TokenizerState> state);
+  // True when the text of ids so far may still change with later ids (a ByteFallback decoder
+  // turns a whole run of <0xXX> tokens into U+FFFDs when the run is not valid UTF-8).
+  bool text_may_change(std::span<const int32_t> ids, bool skip_special_tokens) const;
   std::shared_ptr<const tok::TokenizerState> state_;
 };
 
 // Streaming detokenization: push ids one at a time and get the text they complete. Text is
-// held back while it ends in an incomplete UTF-8 character, so no piece ever splits one, and
-// the concatenation of all pieces plus finish() equals tokenizer.decode(all ids).
+// held back while it ends in an incomplete UTF-8 character (or, with a ByteFallback decoder, in
+// a run of byte tokens), so no piece ever splits a character, and the concatenation of all
+// pieces plus finish() equals tokenizer.decode(all ids).
 class IncrementalDecoder {
  public:
   IncrementalDecoder(const Tokenizer& tokenizer, bool skip_special_tokens);

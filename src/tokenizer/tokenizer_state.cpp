@@ -55,6 +55,10 @@ void TokenizerState::finalize(std::vector<AddedToken> tokens, size_t n_model_tok
   if (!normalized.empty()) normalized_matcher.emplace(std::move(normalized), normalized_patterns);
   added_tokens = std::move(tokens);
 
+  if (decoder.has_byte_fallback()) {
+    byte_fallback.resize(id_tokens.size());
+    for (size_t id = 0; id < id_tokens.size(); ++id) byte_fallback[id] = Decoder::is_byte_token(id_tokens[id]);
+  }
   if (decoder.byte_level_only()) {
     id_bytes.resize(id_tokens.size());
     for (size_t id = 0; id < id_tokens.size(); ++id) id_bytes[id] = Decoder::byte_level_bytes(id_tokens[id]);

