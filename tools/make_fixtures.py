@@ -50,6 +50,15 @@ FIXTURES = {
                    dict(hidden_size=96, intermediate_size=160, num_hidden_layers=3,
                         num_attention_heads=8, num_key_value_heads=2, head_dim=16),
                    torch.bfloat16),
+    # head_dim 64 and 128: the shapes the CUDA kernels are built for (GPU fixture tests).
+    "llama3-hd64": ("meta-llama__Llama-3.1-8B-Instruct",
+                    dict(hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=64),
+                    torch.bfloat16),
+    "qwen3-hd128": ("Qwen__Qwen3-8B",
+                    dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=128),
+                    torch.bfloat16),
 }
 
 

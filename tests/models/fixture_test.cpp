@@ -7,14 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
-#include "core/npy.h"
 #include "engine/generator.h"
+#include "fixture_util.h"
 
 namespace hadron {
 namespace {
+
+using testing::fixture_dir;
+using testing::relative_error;
 
 constexpr double kTolerance = 1e-3;
 
@@ -23,27 +24,6 @@ struct FixtureCase {
   std::string config_file;  // config.json (transformers 5) or config.original.json (hub style)
   std::string model_dir;    // where the weights are, relative to the source tree
 };
-
-std::string fixture_dir(const std::string& name) {
-  return std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-
-nlohmann::json reference_of(const std::string& name) {
-  std::ifstream in(fixture_dir(name) + "/reference.json");
-  return nlohmann::json::parse(in);
-}
-
-// max |a - b| / max |b| over rows [row_begin, row_begin + n_rows) of b.
-double relative_error(const float* a, const NpyArray& b, int64_t row_begin, int64_t n_rows) {
-  const int64_t vocab = b.shape[1];
-  double max_diff = 0, max_ref = 0;
-  for (int64_t i = 0; i < n_rows * vocab; ++i) {
-    const float ref = b.values[row_begin * vocab + i];
-    max_diff = std::max(max_diff, std::fabs(double{a[i]} - ref));
-    max_ref = std::max(max_ref, std::fabs(double{ref}));
-  }
-  return max_diff / max_ref;
-}
 
 class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
  protected:
@@ -57,24 +37,21 @@ class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
     options.max_num_batched_tokens = 64;
     options.verbose = false;
     model_ = LoadedModel::load(options);
-    reference_ = reference_of(GetParam().name);
+    fixture_ = testing::read_fixture(GetParam().name);
   }
 
-  std::vector<int32_t> prompt(size_t i) const { return reference_["prompts"][i]; }
-  std::vector<int32_t> continuation(size_t i) const { return reference_["continuations"][i]; }
-  NpyArray logits(size_t i) const {
-    return read_npy(fixture_dir(GetParam().name) + "/logits_" + std::to_string(i) + ".npy");
-  }
-  size_t n_prompts() const { return reference_["prompts"].size(); }
+  const std::vector<int32_t>& prompt(size_t i) const { return fixture_.prompts[i]; }
+  const std::vector<int32_t>& continuation(size_t i) const { return fixture_.continuations[i]; }
+  const NpyArray& logits(size_t i) const { return fixture_.logits[i]; }
+  size_t n_prompts() const { return fixture_.prompts.size(); }
 
   std::unique_ptr<LoadedModel> model_;
-  nlohmann::json reference_;
+  testing::Fixture fixture_;
 };
 
 TEST_P(FixtureTest, PrefillLogitsMatchTransformers) {
   for (size_t i = 0; i < n_prompts(); ++i) {
-    std::vector<int32_t> tokens = prompt(i);
-    for (int32_t t : continuation(i)) tokens.push_back(t);
+    const std::vector<int32_t> tokens = fixture_.sequence(i);
     const std::vector<float> ours = score(*model_, tokens);
     const NpyArray ref = logits(i);
     ASSERT_EQ(ref.shape[0], static_cast<int64_t>(tokens.size()));
@@ -89,9 +66,8 @@ TEST_P(FixtureTest, PrefillLogitsMatchTransformers) {
 TEST_P(FixtureTest, DecodeThroughKvCacheMatchesTransformers) {
   const int64_t vocab = model_->config().vocab_size;
   for (size_t i = 0; i < n_prompts(); ++i) {
-    std::vector<int32_t> tokens = prompt(i);
-    const size_t prompt_len = tokens.size();
-    for (int32_t t : continuation(i)) tokens.push_back(t);
+    const std::vector<int32_t> tokens = fixture_.sequence(i);
+    const size_t prompt_len = prompt(i).size();
     const NpyArray ref = logits(i);
     auto blocks = model_->blocks().allocate(8);
     ASSERT_TRUE(blocks);
@@ -128,7 +104,8 @@ TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
 
 std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> cases;
-  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4"})
+  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4",
+                           "llama3-hd64", "qwen3-hd128"})
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
   cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model
