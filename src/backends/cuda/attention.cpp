@@ -82,8 +82,11 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
     HADRON_CHECK(meta.n_tokens == meta.n_seqs, "decode-only batch of {} tokens for {} sequences",
                  meta.n_tokens, meta.n_seqs);
     const size_t floats = decode_workspace_floats(args, n_sms_);
-    float* scratch = floats > 0 ? static_cast<float*>(workspace(floats * sizeof(float))) : nullptr;
-    launch_attention_decode(args, scratch, n_sms_, stream_);
+    HADRON_CHECK(floats * sizeof(float) <= decode_workspace_.bytes(),
+                 "decode attention needs {} floats of workspace, has {} bytes", floats,
+                 decode_workspace_.bytes());
+    launch_attention_decode(args, static_cast<float*>(decode_workspace_.data()), n_sms_,
+                            stream_);
   } else {
     launch_attention_prefill(args, stream_);
   }

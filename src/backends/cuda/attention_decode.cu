@@ -221,6 +221,10 @@ size_t decode_workspace_floats(const AttentionArgs& args, int n_sms) {
   return size_t(args.n_seqs) * args.n_heads * split.n_splits * (args.head_dim + 2);
 }
 
+// Splits happen only when n_seqs * n_kv_heads < 2 n_sms, and then n_seqs * n_splits <
+// 2 n_sms / n_kv_heads + n_seqs < 4 n_sms / n_kv_heads; times n_heads * (head_dim + 2).
+size_t decode_workspace_max_floats(int n_sms) { return size_t{4} * n_sms * 8 * (256 + 2); }
+
 void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_sms,
                              cudaStream_t stream) {
   if (args.n_seqs == 0) return;

@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/kernels.h"
 #include "core/error.h"
 
 namespace hadron::cuda {
@@ -32,10 +33,12 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaDeviceGetAttribute(&n_sms_, cudaDevAttrMultiProcessorCount, device_idx));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     gemm_ = std::make_unique<cuda::Gemm>(stream_);
+    // Fixed size, so decode steps can be captured into CUDA graphs (no allocation later).
+    decode_workspace_ = allocate(decode_workspace_max_floats(n_sms_) * sizeof(float));
   }
   ~CudaBackend() override {
     gemm_.reset();
-    workspace_.reset();
+    decode_workspace_.reset();
     cudaStreamDestroy(stream_);
   }
 
@@ -86,14 +89,6 @@ class CudaBackend final : public Backend {
   void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) override;
 
  private:
-  // Scratch device memory of at least `bytes`, kept between calls (grows only).
-  void* workspace(size_t bytes) {
-    if (workspace_.bytes() < bytes) {
-      synchronize();  // the old scratch may still be in use by queued kernels
-      workspace_ = allocate(bytes);
-    }
-    return workspace_.data();
-  }
 
   // For m <= kGemvMaxRows: whether the GEMV beat cuBLASLt on this shape (timed once).
   bool prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, const void* x, const void* w,
@@ -103,7 +98,7 @@ class CudaBackend final : public Backend {
   int n_sms_ = 0;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::Gemm> gemm_;
-  Buffer workspace_;
+  Buffer decode_workspace_;  // split-KV partial results of decode attention
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, bool> gemv_choice_;
 };
 

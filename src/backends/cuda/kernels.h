@@ -77,8 +77,10 @@ struct AttentionArgs {
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream);
 
 // Split-KV flash-decoding for decode-only batches (q_len 1 for every sequence).
-// workspace: f32 of decode_workspace_floats(args) elements.
+// workspace: f32 of decode_workspace_floats(args) elements, at most
+// decode_workspace_max_floats(n_sms) for any batch (GQA group <= 8, head_dim <= 256).
 size_t decode_workspace_floats(const AttentionArgs& args, int n_sms);
+size_t decode_workspace_max_floats(int n_sms);
 void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_sms,
                              cudaStream_t stream);
 
