@@ -10,6 +10,8 @@ namespace hadron::tok {
 namespace {
 
 constexpr int32_t kRemoved = -1;
+// Real vocabularies stay under a million tokens; larger ids are corrupt files.
+constexpr int32_t kMaxId = 1 << 24;
 
 struct MergeCandidate {
   uint32_t rank;
@@ -35,7 +37,10 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
   }
   int32_t max_id = -1;
   for (const auto& [token, id] : vocab) {
-    if (id < 0) input_error("tokenizer: vocabulary id {} of \"{}\" is negative", id, token);
+    if (id < 0 || id > kMaxId) {
+      input_error("tokenizer: vocabulary id {} of \"{}\" is {}", id, token,
+                  id < 0 ? "negative" : "implausibly large");
+    }
     max_id = std::max(max_id, id);
   }
   id_to_token_.resize(static_cast<size_t>(max_id) + 1);
