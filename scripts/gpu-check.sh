@@ -47,5 +47,5 @@ bench_status=$?
 
 echo
 grep -E 'tests passed|FAILED|Failed|\*\*\*' "$logs/ctest-gpu.log" | head -40
-[[ $bench_status == 0 ]] && cat "$logs/bench.md" | grep -v '^|---' | sed 's/^| //; s/ |$//' | tail -40
+[[ $bench_status == 0 ]] && cat "$logs/bench.md" | grep -v '^|---' | sed 's/^| //; s/ |$//'
 exit $((test_status || bench_status))
