@@ -12,6 +12,8 @@ class TextStream {
   virtual ~TextStream() = default;
   // Text completed by this token (never half a UTF-8 character).
   virtual std::string push(int32_t token) = 0;
+  // At the end: whatever is still held back.
+  virtual std::string finish() = 0;
 };
 
 class Detokenizer {

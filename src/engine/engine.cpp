@@ -96,7 +96,8 @@ void Engine::finish(Tracked& t, FinishReason reason, RequestOutput& out) {
   t.seq.finish_reason = reason;
   out.finished = true;
   out.finish_reason = reason;
-  if (reason != FinishReason::kStop || !t.stop->stopped()) out.text += t.stop->flush();
+  if (t.text && !t.stop->stopped()) out.text += t.stop->push(t.text->finish());
+  if (!t.stop->stopped()) out.text += t.stop->flush();
   scheduler_.remove(&t.seq);
 }
 

@@ -1,0 +1,105 @@
+#include "app/prompt_input.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/engine_flags.h"
+#include "chat/chat_template_loader.h"
+#include "chat/template.h"
+#include "core/error.h"
+
+namespace hadron::app {
+namespace {
+
+std::vector<int32_t> encode_text(const Tokenizer* tokenizer, const std::string& text) {
+  if (tokenizer == nullptr) input_error("text prompts need a tokenizer.json in the model folder");
+  return tokenizer->encode(text, /*add_special_tokens=*/true);
+}
+
+std::vector<int32_t> encode_chat(const Tokenizer* tokenizer, const std::string& model_dir,
+                                 const nlohmann::ordered_json& messages) {
+  if (tokenizer == nullptr) input_error("chat prompts need a tokenizer.json in the model folder");
+  const chat::ModelChatTemplate found = chat::load_chat_template(model_dir);
+  const chat::ChatTemplate chat_template = chat::ChatTemplate::parse(found.source);
+  nlohmann::ordered_json context = {{"messages", messages},
+                                    {"add_generation_prompt", true},
+                                    {"bos_token", found.bos_token},
+                                    {"eos_token", found.eos_token}};
+  // The template writes its special tokens itself, so none are added again.
+  return tokenizer->encode(chat_template.render(context), /*add_special_tokens=*/false);
+}
+
+Prompt prompt_from_json_line(const std::string& line, const std::string& model_dir,
+                             const Tokenizer* tokenizer) {
+  nlohmann::ordered_json value;
+  try {
+    value = nlohmann::ordered_json::parse(line);
+  } catch (const nlohmann::json::exception& e) {
+    input_error("--prompts-file: invalid JSON line: {}", e.what());
+  }
+  if (value.contains("messages")) return {encode_chat(tokenizer, model_dir, value["messages"]), true};
+  if (value.contains("prompt") && value["prompt"].is_string())
+    return {encode_text(tokenizer, value["prompt"].get<std::string>()), true};
+  input_error("--prompts-file: a JSON line needs \"prompt\" (string) or \"messages\"");
+}
+
+}  // namespace
+
+GenerationDefaults read_generation_defaults(const std::string& model_dir) {
+  GenerationDefaults defaults;
+  std::ifstream in(std::filesystem::path(model_dir) / "generation_config.json");
+  if (!in) return defaults;
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) input_error("{}/generation_config.json is not a JSON object", model_dir);
+  if (config.contains("eos_token_id")) {
+    const auto& eos = config["eos_token_id"];
+    if (eos.is_number_integer()) defaults.eos_token_ids.push_back(eos.get<int32_t>());
+    if (eos.is_array())
+      for (const auto& id : eos)
+        if (id.is_number_integer()) defaults.eos_token_ids.push_back(id.get<int32_t>());
+  }
+  const bool sampling = config.value("do_sample", true);
+  if (sampling && config.contains("temperature") && config["temperature"].is_number())
+    defaults.temperature = config["temperature"].get<float>();
+  if (config.contains("top_p") && config["top_p"].is_number())
+    defaults.top_p = config["top_p"].get<float>();
+  if (config.contains("top_k") && config["top_k"].is_number_integer())
+    defaults.top_k = config["top_k"].get<int>();
+  return defaults;
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_if_any(const std::string& model_dir) {
+  const std::filesystem::path dir(model_dir);
+  if (!std::filesystem::exists(dir / "tokenizer.json") &&
+      !std::filesystem::exists(dir / "vocab.json"))
+    return nullptr;
+  return std::make_unique<Tokenizer>(Tokenizer::load(model_dir));
+}
+
+std::vector<Prompt> read_prompts(const PromptInput& input, const std::string& model_dir,
+                                 const Tokenizer* tokenizer) {
+  std::vector<Prompt> prompts;
+  if (!input.prompt_ids.empty()) prompts.push_back({parse_token_ids(input.prompt_ids, "--prompt-ids"), false});
+  if (!input.prompt.empty()) prompts.push_back({encode_text(tokenizer, input.prompt), true});
+  if (!input.chat.empty())
+    prompts.push_back({encode_chat(tokenizer, model_dir, {{{"role", "user"}, {"content", input.chat}}}), true});
+  if (!input.prompts_file.empty()) {
+    std::ifstream in(input.prompts_file);
+    if (!in) input_error("cannot read --prompts-file {}", input.prompts_file);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (line.front() == '{')
+        prompts.push_back(prompt_from_json_line(line, model_dir, tokenizer));
+      else
+        prompts.push_back({encode_text(tokenizer, line), true});
+    }
+  }
+  if (prompts.empty())
+    input_error("give a prompt: --prompt TEXT, --chat MESSAGE, --prompt-ids IDS or --prompts-file F");
+  return prompts;
+}
+
+}  // namespace hadron::app
