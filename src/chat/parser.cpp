@@ -15,6 +15,13 @@ DepthGuard::DepthGuard(Parser& p) : parser(p) {
 }
 DepthGuard::~DepthGuard() { --parser.depth_; }
 
+static StmtPtr make_stmt(StmtKind kind, SourcePos pos) {
+  auto stmt = std::make_unique<Stmt>();
+  stmt->kind = kind;
+  stmt->pos = pos;
+  return stmt;
+}
+
 Body parse_template(const std::string& source) {
   Body body = Parser(tokenize_template(source)).parse();
   check_filters_and_tests(body);
@@ -30,14 +37,14 @@ Body Parser::parse_body(std::initializer_list<std::string_view> end_names) {
     const Token& tok = current();
     switch (tok.kind) {
       case TokenKind::text: {
-        auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::text, tok.pos});
+        auto stmt = make_stmt(StmtKind::text, tok.pos);
         stmt->text = tok.value;
         body.push_back(std::move(stmt));
         next();
         break;
       }
       case TokenKind::variable_begin: {
-        auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::output, tok.pos});
+        auto stmt = make_stmt(StmtKind::output, tok.pos);
         next();
         stmt->expr = parse_tuple();
         expect(TokenKind::variable_end, "end of print statement");
@@ -86,13 +93,12 @@ StmtPtr Parser::parse_statement() {
   if (name == "filter") return parse_filter_block();
   if (name == "with") return parse_with();
   if (name == "generation") {
-    auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::with_block, tok.pos});
+    auto stmt = make_stmt(StmtKind::with_block, tok.pos);
     stmt->body = parse_block_body("endgeneration");
     return stmt;
   }
   if (name == "break" || name == "continue") {
-    auto stmt = std::make_unique<Stmt>(
-        Stmt{name == "break" ? StmtKind::loop_break : StmtKind::loop_continue, tok.pos});
+    auto stmt = make_stmt(name == "break" ? StmtKind::loop_break : StmtKind::loop_continue, tok.pos);
     expect(TokenKind::block_end, "end of statement block");
     return stmt;
   }
@@ -100,7 +106,7 @@ StmtPtr Parser::parse_statement() {
 }
 
 StmtPtr Parser::parse_if() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::if_chain, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::if_chain, tokens_[idx_ - 1].pos);
   while (true) {
     IfBranch branch;
     branch.condition = parse_tuple(false);
@@ -131,7 +137,7 @@ std::vector<std::string> Parser::parse_target_names() {
 }
 
 StmtPtr Parser::parse_for() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::for_loop, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::for_loop, tokens_[idx_ - 1].pos);
   stmt->targets = parse_target_names();
   expect_name("in");
   stmt->expr = parse_tuple(false, false, "recursive");
@@ -149,7 +155,7 @@ StmtPtr Parser::parse_for() {
 }
 
 StmtPtr Parser::parse_set() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::set, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::set, tokens_[idx_ - 1].pos);
   if (current().kind == TokenKind::name && peek().kind == TokenKind::op && peek().value == ".") {
     stmt->targets.push_back(next().value);
     next();
@@ -180,7 +186,7 @@ void Parser::parse_params(std::vector<Param>& params) {
 }
 
 StmtPtr Parser::parse_macro() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::macro, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::macro, tokens_[idx_ - 1].pos);
   stmt->name = expect(TokenKind::name, "macro name").value;
   parse_params(stmt->params);
   stmt->body = parse_block_body("endmacro");
@@ -188,7 +194,7 @@ StmtPtr Parser::parse_macro() {
 }
 
 StmtPtr Parser::parse_call_block() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::call_block, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::call_block, tokens_[idx_ - 1].pos);
   if (at_op("(")) parse_params(stmt->params);
   stmt->expr = parse_expression();
   if (stmt->expr->kind != ExprKind::call) fail("expected call");
@@ -197,7 +203,7 @@ StmtPtr Parser::parse_call_block() {
 }
 
 StmtPtr Parser::parse_filter_block() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::filter_block, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::filter_block, tokens_[idx_ - 1].pos);
   do {
     stmt->filters.push_back(parse_filter(nullptr));
   } while (at_op("|"));
@@ -206,7 +212,7 @@ StmtPtr Parser::parse_filter_block() {
 }
 
 StmtPtr Parser::parse_with() {
-  auto stmt = std::make_unique<Stmt>(Stmt{StmtKind::with_block, tokens_[idx_ - 1].pos});
+  auto stmt = make_stmt(StmtKind::with_block, tokens_[idx_ - 1].pos);
   while (current().kind != TokenKind::block_end) {
     if (!stmt->assignments.empty()) expect_op(",");
     std::string name = expect(TokenKind::name, "assignment target").value;
