@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >&2
-exec build/hadron "${@:-generate}"
+if [ $# -eq 0 ]; then set -- generate --prompt "And God said" --max-tokens 64; fi
+exec build/hadron "$@"
