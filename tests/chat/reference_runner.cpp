@@ -87,9 +87,10 @@ int compare_with_reference(const std::vector<RenderCase>& cases) {
   std::vector<CaseResult> expected = render_with_reference(cases);
   if (expected.size() != cases.size()) return static_cast<int>(cases.size());
   std::map<std::string, std::pair<int, int>> per_group;  // group -> (cases, mismatches)
-  int n_mismatch = 0, n_reported = 0;
+  int n_mismatch = 0, n_reported = 0, n_raised = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     CaseResult got = render_with_hadron(cases[i]);
+    n_raised += !expected[i].ok;
     auto& [n_cases, n_bad] = per_group[cases[i].group];
     ++n_cases;
     bool same = got.ok == expected[i].ok && (!got.ok || got.output == expected[i].output);
@@ -104,6 +105,8 @@ int compare_with_reference(const std::vector<RenderCase>& cases) {
     else
       std::cout << "  " << first_difference(got.output, expected[i].output) << "\n";
   }
+  std::cout << cases.size() - static_cast<size_t>(n_raised) << " cases rendered and " << n_raised
+            << " raised in the reference\n";
   std::cout << "template                                               cases  mismatches\n";
   for (const auto& [group, counts] : per_group)
     std::cout << fmt::format("{:<55}{:>5}{:>12}\n", group, counts.first, counts.second);
