@@ -35,6 +35,8 @@ std::unique_ptr<Backend> make_backend(const std::string& device) {
 
 namespace {
 
+constexpr size_t kCpuKvCacheBytes = size_t{4} << 30;  // as vLLM's CPU default
+
 // KV blocks that fit the device: on a GPU, what --gpu-memory-utilization leaves once weights
 // and activations are allocated; on the CPU, enough for max_num_seqs full-length sequences.
 int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t bytes_per_block,
@@ -56,7 +58,9 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
 #endif
-  return blocks_per_seq * options.max_num_seqs;
+  // CPU: max_num_seqs full-length sequences, within kCpuKvCacheBytes.
+  const int64_t budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
+  return std::max(blocks_per_seq, std::min(blocks_per_seq * options.max_num_seqs, budget_blocks));
 }
 
 }  // namespace
@@ -88,7 +92,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const int64_t blocks_per_seq =
       (loaded->max_model_len_ + options.block_size - 1) / options.block_size;
   loaded->runner_ = std::make_unique<ModelRunner>(backend, *loaded->model_, *loaded->kv_,
-                                                  options.max_num_batched_tokens);
+                                                  options.max_num_batched_tokens,
+                                                  options.max_num_seqs);
   const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
   const DType kv_dtype = backend.activation_dtype();
   const int64_t n_blocks = plan_kv_blocks(

@@ -18,8 +18,8 @@ struct EngineOptions {
   bool dummy_weights = false;       // --load-format dummy
   std::string device = "auto";      // auto | cpu | cuda
   int64_t max_model_len = 0;        // 0: the config's, capped at kDefaultMaxModelLen
-  int64_t max_num_seqs = 16;
-  int64_t max_num_batched_tokens = 2048;
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 8192;
   int64_t block_size = 16;
   int64_t num_kv_blocks = 0;        // 0: sized automatically (--num-kv-blocks overrides)
   double gpu_memory_utilization = 0.9;

@@ -7,22 +7,25 @@
 namespace hadron {
 namespace {
 
-// Activation bytes one token needs at most, generously: the widest intermediate tensors
-// of one layer plus the residual stream, in fp32.
-size_t arena_bytes(const ModelConfig& config, int64_t max_tokens) {
+// Activation bytes of a step, generously: per token the widest intermediate tensors of one
+// layer plus the residual stream in fp32, and fp32 logits for up to max_logit_rows rows.
+size_t arena_bytes(const ModelConfig& config, int64_t max_tokens, int64_t max_logit_rows) {
   const int64_t qkv = (config.n_heads + 2 * config.n_kv_heads) * config.head_dim;
-  const int64_t widest = std::max({2 * config.intermediate_size + config.intermediate_size,
-                                   qkv + 2 * config.n_heads * config.head_dim,
-                                   config.vocab_size});
-  return static_cast<size_t>(max_tokens) * (widest + 4 * config.hidden_size) * sizeof(float) +
+  const int64_t widest = std::max(3 * config.intermediate_size,
+                                  qkv + 2 * config.n_heads * config.head_dim);
+  const int64_t per_token = widest + 5 * config.hidden_size;
+  return sizeof(float) * (static_cast<size_t>(max_tokens) * per_token +
+                          static_cast<size_t>(max_logit_rows) * config.vocab_size) +
          (1 << 20);
 }
 
 }  // namespace
 
-ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens)
+ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens,
+                         int64_t max_logit_rows)
     : backend_(backend), model_(model), kv_(kv), max_tokens_(max_tokens),
-      arena_(backend.allocate(arena_bytes(model.config(), max_tokens))) {}
+      max_logit_rows_(std::min(max_tokens, max_logit_rows)),
+      arena_(backend.allocate(arena_bytes(model.config(), max_tokens, max_logit_rows_))) {}
 
 BatchMeta ModelRunner::build_meta(std::span<const SequenceStep> steps) {
   const int64_t block_size = kv_.block_size();
@@ -81,19 +84,26 @@ BatchMeta ModelRunner::build_meta(std::span<const SequenceStep> steps) {
   return meta;
 }
 
-Tensor ModelRunner::forward_logits(std::span<const SequenceStep> steps) {
+Tensor ModelRunner::forward_hidden(std::span<const SequenceStep> steps) {
   arena_.reset();
   const BatchMeta meta = build_meta(steps);
-  const Tensor hidden = model_.forward(meta, kv_, arena_);
-  const Tensor logits = arena_.alloc(DType::F32, {hidden.size(0), model_.config().vocab_size});
-  model_.compute_logits(hidden, logits);
-  return logits;
+  return model_.forward(meta, kv_, arena_);
 }
 
 std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
-  const Tensor logits = forward_logits(steps);
-  std::vector<float> host(logits.numel());
-  backend_.copy(logits, Tensor::view_of(host.data(), DType::F32, {logits.size(0), logits.size(1)}));
+  const Tensor hidden = forward_hidden(steps);
+  const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
+  std::vector<float> host(n_rows * vocab);
+  // The LM head runs on at most max_logit_rows_ rows at a time (scoring asks for every row).
+  const size_t mark = arena_.used();
+  for (int64_t begin = 0; begin < n_rows; begin += max_logit_rows_) {
+    const int64_t end = std::min(n_rows, begin + max_logit_rows_);
+    const Tensor logits = arena_.alloc(DType::F32, {end - begin, vocab});
+    model_.compute_logits(hidden.slice_rows(begin, end), logits);
+    backend_.copy(logits, Tensor::view_of(host.data() + begin * vocab, DType::F32,
+                                          {end - begin, vocab}));
+    arena_.rewind(mark);
+  }
   backend_.synchronize();
   return host;
 }
@@ -129,7 +139,11 @@ SamplingBatch ModelRunner::upload_sampling(std::span<const RowSampling> sampling
 
 std::vector<int32_t> ModelRunner::step_and_sample(std::span<const SequenceStep> steps,
                                                   std::span<const RowSampling> sampling) {
-  const Tensor logits = forward_logits(steps);
+  const Tensor hidden = forward_hidden(steps);
+  HADRON_CHECK(hidden.size(0) <= max_logit_rows_, "{} logits rows exceed the runner's {}",
+               hidden.size(0), max_logit_rows_);
+  const Tensor logits = arena_.alloc(DType::F32, {hidden.size(0), model_.config().vocab_size});
+  model_.compute_logits(hidden, logits);
   HADRON_CHECK(static_cast<int64_t>(sampling.size()) == logits.size(0),
                "{} sampling rows for {} logits rows", sampling.size(), logits.size(0));
   const SamplingBatch batch = upload_sampling(sampling);

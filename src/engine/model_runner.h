@@ -33,8 +33,10 @@ struct RowSampling {
 
 class ModelRunner {
  public:
-  // max_tokens: the most tokens one step may carry (sizes the activation arena).
-  ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens);
+  // max_tokens: the most tokens one step may carry; max_logit_rows: the most rows the LM head
+  // runs on at once (the sequences of a step). Both size the activation arena.
+  ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens,
+              int64_t max_logit_rows);
 
   // Runs one step; returns logits [R, vocab] row-major, R = rows asked for, in step order.
   std::vector<float> step(std::span<const SequenceStep> steps);
@@ -48,14 +50,15 @@ class ModelRunner {
 
  private:
   BatchMeta build_meta(std::span<const SequenceStep> steps);
-  // Forward + LM head; logits F32 [R, vocab] in the arena.
-  Tensor forward_logits(std::span<const SequenceStep> steps);
+  // The final hidden states of the logits rows, [R, hidden], in the arena.
+  Tensor forward_hidden(std::span<const SequenceStep> steps);
   SamplingBatch upload_sampling(std::span<const RowSampling> sampling);
 
   Backend& backend_;
   Model& model_;
   KvCache& kv_;
   int64_t max_tokens_;
+  int64_t max_logit_rows_;
   Arena arena_;
   Buffer meta_storage_;
   Buffer sampling_storage_;
