@@ -4,18 +4,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Libraries, checked as Debian packages.
 packages=(
-  cmake ninja-build g++ pkg-config ccache git
   libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev
   libgtest-dev googletest libbenchmark-dev
-  clang libclang-rt-14-dev    # libFuzzer targets
-  nodejs npm                  # reference tokenizers and API clients in the tests
+  libclang-rt-14-dev          # libFuzzer runtime
+)
+# Tools, checked as commands (a machine may have them from elsewhere, e.g. Node.js).
+declare -A tool_packages=(
+  [cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-config]=pkg-config [ccache]=ccache
+  [git]=git [clang++]=clang [node]=nodejs [npm]=npm
 )
 
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$package")
+done
+for tool in "${!tool_packages[@]}"; do
+  command -v "$tool" >/dev/null || missing+=("${tool_packages[$tool]}")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
