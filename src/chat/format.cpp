@@ -2,25 +2,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include <algorithm>
+#include <string_view>
+
 #include "chat/builtins.h"
+#include "chat/utf8.h"
 #include "core/error.h"
 
 namespace hadron::chat {
 namespace {
-
-std::string format_number(const Value& v, char type, int precision) {
-  char buf[512];
-  if (type == 'd' || type == 'i') {
-    if (!v.is_number()) input_error("TypeError: %d format: a real number is required, not {}", type_name(v));
-    if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18))
-      input_error("OverflowError: %d format of a float out of range");
-    int64_t i = v.is_float() ? static_cast<int64_t>(v.as_float()) : v.int_value();
-    return std::to_string(i);
-  }
-  if (!v.is_number()) input_error("TypeError: must be real number, not {}", type_name(v));
-  std::snprintf(buf, sizeof buf, "%.*f", precision < 0 ? 6 : std::min(precision, 100), v.float_value());
-  return buf;
-}
 
 std::string convert(const Value& v, char conversion) {
   return conversion == 'r' ? repr(v) : to_str(v);
@@ -80,6 +70,82 @@ std::string python_format(const std::string& format, const CallArgs& args) {
   return out;
 }
 
+namespace {
+
+struct PrintfSpec {
+  std::string flags;
+  int width = -1;
+  int precision = -1;
+  char type = 's';
+};
+
+// Parses "[flags][width][.precision]type" at format[i]; leaves i on the type character.
+PrintfSpec parse_printf_spec(const std::string& format, size_t& i) {
+  PrintfSpec spec;
+  while (i < format.size() && std::string_view("-+ #0").find(format[i]) != std::string_view::npos)
+    spec.flags += format[i++];
+  auto number = [&] {
+    int n = 0;
+    while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i])))
+      n = std::min(n * 10 + (format[i++] - '0'), 4096);
+    return n;
+  };
+  if (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) spec.width = number();
+  if (i < format.size() && format[i] == '.') {
+    ++i;
+    spec.precision = number();
+  }
+  if (i >= format.size()) input_error("ValueError: incomplete format");
+  spec.type = format[i];
+  return spec;
+}
+
+std::string pad(std::string s, const PrintfSpec& spec) {
+  auto len = static_cast<int>(utf8_length(s));
+  if (spec.width <= len) return s;
+  std::string fill(static_cast<size_t>(spec.width - len), ' ');
+  return spec.flags.find('-') != std::string::npos ? s + fill : fill + s;
+}
+
+// One conversion, as Python's printf-style formatting does it (C's for the numbers).
+std::string convert_printf(const Value& v, const PrintfSpec& spec) {
+  char type = spec.type;
+  if (type == 's' || type == 'r' || type == 'a') {
+    std::string s = type == 's' ? to_str(v) : repr(v);
+    if (spec.precision >= 0) {
+      std::u32string cps = utf8_decode(s);
+      s = utf8_encode(cps.substr(0, static_cast<size_t>(spec.precision)));
+    }
+    return pad(s, spec);
+  }
+  std::string c_format(1, '%');
+  c_format += spec.flags;
+  if (spec.width >= 0) c_format += std::to_string(spec.width);
+  if (spec.precision >= 0) c_format += '.' + std::to_string(spec.precision);
+  char buf[8192];
+  if (std::string_view("diouxX").find(type) != std::string_view::npos) {
+    if (!v.is_number()) input_error("TypeError: %{} format: a real number is required, not {}", type, type_name(v));
+    if (v.is_float() && type != 'd' && type != 'i' && type != 'u')
+      input_error("TypeError: %{} format: an integer is required, not float", type);
+    if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18))
+      input_error("OverflowError: %d format of a float out of range");
+    long long i = v.is_float() ? static_cast<long long>(v.as_float()) : v.int_value();
+    c_format += "ll";
+    c_format += type == 'u' ? 'd' : type;
+    std::snprintf(buf, sizeof buf, c_format.c_str(), i);
+    return buf;
+  }
+  if (std::string_view("eEfFgG").find(type) != std::string_view::npos) {
+    if (!v.is_number()) input_error("TypeError: must be real number, not {}", type_name(v));
+    c_format += type;
+    std::snprintf(buf, sizeof buf, c_format.c_str(), v.float_value());
+    return buf;
+  }
+  input_error("ValueError: unsupported format character '{}'", type);
+}
+
+}  // namespace
+
 std::string printf_format(const std::string& format, const Value& args) {
   std::vector<Value> positional;
   if (args.is_list() && args.as_list().is_tuple()) positional = args.items();
@@ -100,15 +166,8 @@ std::string printf_format(const std::string& format, const Value& args) {
       if (!value) input_error("KeyError: {}", format.substr(i + 1, close - i - 1));
       i = close + 1;
     }
-    int precision = -1;
-    if (i < format.size() && format[i] == '.') {
-      precision = 0;
-      while (++i < format.size() && std::isdigit(static_cast<unsigned char>(format[i])))
-        precision = std::min(precision * 10 + (format[i] - '0'), 1000);
-    }
-    if (i >= format.size()) input_error("ValueError: incomplete format");
-    char type = format[i];
-    if (type == '%') {
+    PrintfSpec spec = parse_printf_spec(format, i);
+    if (spec.type == '%') {
       out += '%';
       continue;
     }
@@ -116,9 +175,7 @@ std::string printf_format(const std::string& format, const Value& args) {
       if (next_arg >= positional.size()) input_error("TypeError: not enough arguments for format string");
       value = &positional[next_arg++];
     }
-    if (type == 's' || type == 'r') out += convert(*value, type);
-    else if (type == 'd' || type == 'i' || type == 'f') out += format_number(*value, type, precision);
-    else input_error("ValueError: unsupported format character '{}'", type);
+    out += convert_printf(*value, spec);
   }
   if (!args.is_dict() && next_arg < positional.size())
     input_error("TypeError: not all arguments converted during string formatting");

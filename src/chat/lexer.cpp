@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdint>
 #include <string_view>
 
 #include "chat/utf8.h"
@@ -102,6 +104,7 @@ class Lexer {
   size_t tag_end(size_t pos, bool is_block) const;
   size_t lex_expr_token(size_t pos);
   size_t lex_number(size_t pos);
+  size_t float_end(size_t pos) const;
   size_t lex_string(size_t pos);
 
   std::string src_;
@@ -259,15 +262,17 @@ size_t Lexer::lex_expr_token(size_t pos) {
   fail(pos, fmt::format("unexpected char '{}'", c));
 }
 
-// Integers and floats, with jinja's optional '_' digit separators.
-size_t Lexer::lex_number(size_t pos) {
+// jinja's float_re: digits with an optional '_' between them, then a fraction and/or an
+// exponent; not right after a '.', so that `x.0.1` is two subscripts.
+size_t Lexer::float_end(size_t pos) const {
   auto digits = [&](size_t p) {
     size_t start = p;
-    while (p < src_.size() && (is_digit(src_[p]) || (src_[p] == '_' && p + 1 < src_.size() &&
-                                                      is_digit(src_[p + 1]) && p > start)))
+    while (p < src_.size() && (is_digit(src_[p]) || (src_[p] == '_' && p > start &&
+                                                      p + 1 < src_.size() && is_digit(src_[p + 1]))))
       ++p;
     return p;
   };
+  if (pos > 0 && src_[pos - 1] == '.') return std::string::npos;
   size_t end = digits(pos);
   bool is_float = false;
   if (end + 1 < src_.size() && src_[end] == '.' && is_digit(src_[end + 1])) {
@@ -282,10 +287,50 @@ size_t Lexer::lex_number(size_t pos) {
       is_float = true;
     }
   }
-  std::string text = src_.substr(pos, end - pos);
-  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
-  push(is_float ? TokenKind::floating : TokenKind::integer, text, pos);
-  return end;
+  return is_float ? end : std::string::npos;
+}
+
+// Floats, then jinja's integer_re: 0b/0o/0x literals, decimals without a leading zero, zero.
+size_t Lexer::lex_number(size_t pos) {
+  if (size_t end = float_end(pos); end != std::string::npos) {
+    std::string text = src_.substr(pos, end - pos);
+    text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
+    push(TokenKind::floating, text, pos);
+    return end;
+  }
+  int base = 10;
+  size_t p = pos;
+  char prefix = pos + 1 < src_.size() ? static_cast<char>(std::tolower(src_[pos + 1])) : '\0';
+  if (src_[pos] == '0' && (prefix == 'b' || prefix == 'o' || prefix == 'x')) {
+    base = prefix == 'b' ? 2 : prefix == 'o' ? 8 : 16;
+    p += 2;
+  }
+  auto is_base_digit = [&](char c) {
+    int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+            : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(c) - 'a' + 10 : 99;
+    return v < base;
+  };
+  uint64_t value = 0;
+  size_t n_digits = 0;
+  while (p < src_.size() && (is_base_digit(src_[p]) ||
+                             (src_[p] == '_' && p + 1 < src_.size() && is_base_digit(src_[p + 1])))) {
+    if (src_[p] != '_') {
+      int digit = std::isdigit(static_cast<unsigned char>(src_[p])) ? src_[p] - '0' : std::tolower(src_[p]) - 'a' + 10;
+      if (value > (UINT64_MAX - static_cast<uint64_t>(digit)) / static_cast<uint64_t>(base) ||
+          (n_digits > 0 && base == 10 && src_[pos] == '0' && digit != 0))
+        break;
+      value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(digit);
+      ++n_digits;
+    }
+    ++p;
+  }
+  if (n_digits == 0) {  // "0x" without digits: the integer 0, then a name
+    p = pos + 1;
+    value = 0;
+  }
+  if (value > static_cast<uint64_t>(INT64_MAX)) fail(pos, "integer literal too large");
+  push(TokenKind::integer, std::to_string(value), pos);
+  return p;
 }
 
 size_t Lexer::lex_string(size_t pos) {

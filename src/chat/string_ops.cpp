@@ -132,7 +132,7 @@ std::string py_title(const std::string& s) {
   std::u32string t = utf8_decode(s);
   bool prev_cased = false;
   for (char32_t& c : t) {
-    c = prev_cased ? py_lower(c) : py_upper(c);
+    c = prev_cased ? py_lower(c) : py_title_case(c);
     prev_cased = is_cased(c);
   }
   return utf8_encode(t);
@@ -140,7 +140,7 @@ std::string py_title(const std::string& s) {
 
 std::string py_capitalize(const std::string& s) {
   std::u32string t = utf8_decode(s);
-  for (size_t i = 0; i < t.size(); ++i) t[i] = i == 0 ? py_upper(t[i]) : py_lower(t[i]);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = i == 0 ? py_title_case(t[i]) : py_lower(t[i]);
   return utf8_encode(t);
 }
 

@@ -62,6 +62,11 @@ char32_t py_lower(char32_t c) {
   return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c)));
 }
 
+char32_t py_title_case(char32_t c) {
+  if (c < 0x80) return py_upper(c);
+  return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(c)));
+}
+
 static utf8proc_category_t category(char32_t c) {
   return utf8proc_category(static_cast<utf8proc_int32_t>(c));
 }

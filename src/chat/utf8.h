@@ -16,6 +16,8 @@ size_t utf8_length(std::string_view s);
 bool py_isspace(char32_t c);
 char32_t py_upper(char32_t c);
 char32_t py_lower(char32_t c);
+// Title case: U+01C6 (dz digraph) becomes U+01C5, where upper case would give U+01C4.
+char32_t py_title_case(char32_t c);
 bool py_isalpha(char32_t c);
 bool py_isdigit(char32_t c);
 bool py_isalnum(char32_t c);

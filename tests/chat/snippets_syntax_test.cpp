@@ -49,6 +49,11 @@ const std::vector<std::string> kExpressions = {
     "{{ 1, 2 }}|{{ (1) }}|{{ [1, 2,] }}|{{ {'a': 1,} }}", "{{ {'a': 1, 'a': 2} }}",
     "{{ (messages | length) - 1 }} {{ messages|length - 1 }} {{ not messages|length }}",
     "{{ x is defined and x > 3 }} {{ undefined_v is defined and undefined_v.a }}",
+    "{{ 0x1F }}|{{ 0o17 }}|{{ 0b101 }}|{{ 1_000_000 }}|{{ 0_0 }}|{{ 007.5 }}|{{ 1E3 }}|{{ 0XfF }}|{{ [[1,2]].0.1 }}",
+    "{{ 07 }}", "{{ 0x }}", "{{ 1__0 }}",
+    "{{ '%5s|%-5s|%.2f|%x|%05d|%+d|%.1s|%e|%g|%o|%X|%#x' % ('a', 'b', 3.14159, 255, 42, 3, 'xyz', 12345.678, 0.0001, 8, 255, 255) }}",
+    "{{ '%d' % 3.7 }}|{{ '%s %s' % ('a', ['b']) }}|{{ '%r' % 'q' }}|{{ '%(x)05d' % {'x': 7} }}", "{{ '%d' % 'a' }}",
+    "{{ 'ǆa'.title() }}|{{ 'ǆa' | title }}|{{ 'ǆa'.capitalize() }}|{{ 'ǆa' | capitalize }}",
 };
 
 const std::vector<std::string> kStatements = {
