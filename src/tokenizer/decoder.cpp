@@ -85,6 +85,12 @@ bool Decoder::has_byte_fallback() const {
                      [](const Step& step) { return step.kind == Kind::kByteFallback; });
 }
 
+bool Decoder::is_local() const {
+  return std::none_of(steps_.begin(), steps_.end(), [](const Step& step) {
+    return step.kind == Kind::kStrip && (step.start > 1 || step.stop > 0);
+  });
+}
+
 bool Decoder::is_byte_token(const std::string& token) { return byte_token_value(token) >= 0; }
 
 std::string Decoder::byte_level_bytes(const std::string& token) {

@@ -24,6 +24,10 @@ class Decoder {
   // concatenation of byte_level_bytes() of each token, which callers may precompute.
   bool byte_level_only() const;
   bool has_byte_fallback() const;
+  // False when a token's text can depend on tokens before it beyond the first one (Strip of
+  // more than one leading character, or of trailing characters): streaming must then decode
+  // from the start of the sequence.
+  bool is_local() const;
   // A "<0xXX>" token that ByteFallback turns into a byte.
   static bool is_byte_token(const std::string& token);
   // ByteLevel's bytes for one token: its GPT-2 bytes, or its UTF-8 when a character is unmapped.

@@ -27,6 +27,10 @@ std::string IncrementalDecoder::push(int32_t id) {
   HADRON_CHECK(text.compare(0, prefix_.size(), prefix_) == 0,
                "incremental decode: \"{}\" does not extend \"{}\"", text, prefix_);
   std::string new_text = text.substr(prefix_.size());
+  if (!tokenizer_.decoder_is_local()) {  // keep the whole sequence as the window
+    prefix_ = text;
+    return new_text;
+  }
   const size_t n_emitted = ids_.size() - prefix_idx_;
   ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(prefix_idx_));
   prefix_ = tokenizer_.decode(ids_, skip_special_tokens_);

@@ -89,6 +89,8 @@ bool Tokenizer::text_may_change(std::span<const int32_t> ids, bool skip_special_
   return false;
 }
 
+bool Tokenizer::decoder_is_local() const { return state_->decoder_is_local; }
+
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   if (const std::optional<int32_t> id = state_->added_ids.find(token)) return id;
   return state_->model->token_to_id(token);

@@ -47,6 +47,8 @@ class Tokenizer {
   // True when the text of ids so far may still change with later ids (a ByteFallback decoder
   // turns a whole run of <0xXX> tokens into U+FFFDs when the run is not valid UTF-8).
   bool text_may_change(std::span<const int32_t> ids, bool skip_special_tokens) const;
+  // False when streaming must decode from the start of the sequence (Decoder::is_local).
+  bool decoder_is_local() const;
   std::shared_ptr<const tok::TokenizerState> state_;
 };
 

@@ -55,6 +55,7 @@ void TokenizerState::finalize(std::vector<AddedToken> tokens, size_t n_model_tok
   if (!normalized.empty()) normalized_matcher.emplace(std::move(normalized), normalized_patterns);
   added_tokens = std::move(tokens);
 
+  decoder_is_local = decoder.is_local();
   if (decoder.has_byte_fallback()) {
     byte_fallback.resize(id_tokens.size());
     for (size_t id = 0; id < id_tokens.size(); ++id) byte_fallback[id] = Decoder::is_byte_token(id_tokens[id]);

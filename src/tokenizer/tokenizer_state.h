@@ -37,6 +37,7 @@ struct TokenizerState {
   std::vector<std::string> id_bytes;
   // Per id, with a ByteFallback decoder: a <0xXX> token, whose text depends on its neighbours.
   std::vector<bool> byte_fallback;
+  bool decoder_is_local = true;  // see Decoder::is_local
 
   // Finishes loading: assigns added-token ids, builds the matchers and the per-id tables.
   void finalize(std::vector<AddedToken> tokens, size_t n_model_tokens);

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 

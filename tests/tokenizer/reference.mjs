@@ -45,6 +45,11 @@ const variants = {
     t.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true };
     t.decoder = { type: "Sequence", decoders: [{ type: "ByteFallback" }, { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] };
   }],
+  // Strip of two leading spaces: text that depends on more than one token. (A "stop" makes
+  // the reference panic on a token that is all spaces.)
+  mistral_strip2: ["mistral_v1", (t) => {
+    t.decoder.decoders[3] = { type: "Strip", content: " ", start: 2, stop: 0 };
+  }],
   // NFKC, individual digits before the Qwen split.
   qwen3_nfkc_digits: ["qwen3", (t) => {
     t.normalizer = { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Replace", pattern: { Regex: "\\s+" }, content: " " }] };
