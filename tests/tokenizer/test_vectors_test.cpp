@@ -24,6 +24,8 @@ struct VectorCase {
   std::string tokenizer;  // a path relative to the shared dir ("shared:") or node_modules ("npm:")
 };
 
+void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.name << " with " << c.tokenizer; }
+
 fs::path resolve(const std::string& where) {
   if (where.rfind("shared:", 0) == 0) return fs::path(HADRON_SHARED_DIR) / where.substr(7);
   return node_modules_dir() / where.substr(4);
