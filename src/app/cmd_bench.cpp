@@ -125,16 +125,18 @@ void run_throughput(BenchArgs args) {
   const double rps = args.num_prompts / stats.seconds;
   const double in_tps = stats.prompt_tokens / stats.seconds;
   const double out_tps = stats.generated_tokens / stats.seconds;
+  const double host_ms_per_step =
+      1e3 * stats.engine.host_seconds / std::max<int64_t>(1, stats.engine.n_steps);
   if (args.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"num_prompts\": %lld, \"input_len\": "
                 "%lld, \"output_len\": %lld, \"seconds\": %.3f, \"requests_per_s\": %.3f, "
                 "\"input_tok_s\": %.1f, \"output_tok_s\": %.1f, \"total_tok_s\": %.1f, "
-                "\"steps\": %lld, \"preemptions\": %lld}\n",
+                "\"steps\": %lld, \"preemptions\": %lld, \"host_ms_per_step\": %.4f}\n",
                 model->config().architecture.c_str(), model->backend().name().c_str(),
                 static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
                 static_cast<long long>(args.output_len), stats.seconds, rps, in_tps, out_tps,
                 in_tps + out_tps, static_cast<long long>(stats.steps),
-                static_cast<long long>(stats.engine.n_preemptions));
+                static_cast<long long>(stats.engine.n_preemptions), host_ms_per_step);
     return;
   }
   std::printf("%lld prompts, input %lld, output %lld on %s in %.2f s (%lld steps, %lld preemptions)\n",
@@ -144,6 +146,7 @@ void run_throughput(BenchArgs args) {
               static_cast<long long>(stats.engine.n_preemptions));
   std::printf("  %.2f requests/s, %.1f input tok/s, %.1f output tok/s, %.1f total tok/s\n", rps,
               in_tps, out_tps, in_tps + out_tps);
+  std::printf("  host scheduling + postprocessing: %.3f ms per step\n", host_ms_per_step);
 }
 
 void add_shape_flags(CLI::App& command, BenchArgs& args) {

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "core/error.h"
@@ -131,6 +132,8 @@ void Engine::append_token(Tracked& t, int32_t token, RequestOutput& out) {
 }
 
 std::vector<RequestOutput> Engine::step() {
+  using Clock = std::chrono::steady_clock;
+  const auto schedule_start = Clock::now();
   const SchedulerOutput plan = scheduler_.schedule();
   n_preemptions_ += static_cast<int64_t>(plan.preempted.size());
   for (Sequence* seq : plan.preempted) seqs_.at(seq)->prompt_logprobs.clear();
@@ -151,6 +154,7 @@ std::vector<RequestOutput> Engine::step() {
   });
   std::vector<float> logits;
   std::vector<int32_t> device_tokens;
+  const auto run_start = Clock::now();
   if (on_device) {
     std::vector<RowSampling> rows;
     for (const ScheduledSeq& s : plan.seqs) {
@@ -162,6 +166,7 @@ std::vector<RequestOutput> Engine::step() {
   } else {
     logits = model_.runner().step(steps);
   }
+  const auto run_end = Clock::now();
   scheduler_.on_step_done(plan);
 
   const int64_t vocab = model_.config().vocab_size;
@@ -191,6 +196,9 @@ std::vector<RequestOutput> Engine::step() {
     outputs.push_back(std::move(out));
   }
   for (const Sequence* seq : finished) seqs_.erase(seq);
+  ++n_steps_;
+  host_seconds_ += std::chrono::duration<double>(run_start - schedule_start).count() +
+                   std::chrono::duration<double>(Clock::now() - run_end).count();
   return outputs;
 }
 
@@ -250,9 +258,9 @@ std::vector<RequestOutput> Engine::take_aborted() {
 
 EngineStats Engine::stats() const {
   const BlockManager& blocks = model_.blocks();
-  return {scheduler_.n_running(),         scheduler_.n_waiting(),
-          blocks.usage(),                 blocks.stats().queried_tokens,
-          blocks.stats().hit_tokens,      n_preemptions_};
+  return {scheduler_.n_running(),    scheduler_.n_waiting(),        blocks.usage(),
+          blocks.stats().queried_tokens, blocks.stats().hit_tokens, n_preemptions_,
+          n_steps_,                  host_seconds_};
 }
 
 }  // namespace hadron

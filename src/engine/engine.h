@@ -38,6 +38,8 @@ struct EngineStats {
   int64_t prefix_queried_tokens = 0;
   int64_t prefix_hit_tokens = 0;
   int64_t n_preemptions = 0;
+  int64_t n_steps = 0;
+  double host_seconds = 0;  // scheduling and postprocessing, outside the model runner
 };
 
 class Engine {
@@ -89,6 +91,8 @@ class Engine {
   std::map<const Sequence*, std::unique_ptr<Tracked>> seqs_;
   std::vector<RequestOutput> aborted_;
   int64_t n_preemptions_ = 0;
+  int64_t n_steps_ = 0;
+  double host_seconds_ = 0;
   uint64_t unseeded_counter_ = 0;
 };
 

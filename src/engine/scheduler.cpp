@@ -50,6 +50,7 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
   ++seq.n_preemptions;
   output.preempted.push_back(&seq);
   add(&seq, /*at_front=*/true);
+  seq.state = SeqState::kPreempted;  // waiting again, to be recomputed
 }
 
 void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {

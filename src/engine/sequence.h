@@ -10,7 +10,7 @@
 
 namespace hadron {
 
-enum class SeqState : uint8_t { kWaiting, kRunning, kFinished };
+enum class SeqState : uint8_t { kWaiting, kRunning, kPreempted, kFinished };
 enum class FinishReason : uint8_t { kNone, kStop, kLength, kAbort };
 
 const char* finish_reason_name(FinishReason reason);
