@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "chat/chat_template_loader.h"
 #include "chat/template.h"
