@@ -7,16 +7,35 @@
 
 #include "core/error.h"
 #include "tokenizer/pattern_json.h"
+#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {
 
-// Below U+0300 every character is stable under NFC (its quick check is Yes and nothing
-// composes with it), so mostly-Latin text skips utf8proc.
+}  // namespace
+
+// A character that NFC leaves alone wherever it stands: a starter (combining class 0) with no
+// canonical decomposition that never composes with a preceding character. Below U+0300 all
+// characters qualify; Hangul jamo compose algorithmically, so they never do.
+bool nfc_inert(char32_t cp) {
+  if (cp < 0x300) return true;
+  if (cp >= 0x1100 && cp <= 0x11FF) return false;
+  const utf8proc_property_t* property = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
+  if (property->combining_class != 0) return false;
+  if (property->decomp_seqindex != UINT16_MAX && property->decomp_type == 0) return false;
+  return property->comb_index == UINT16_MAX || property->comb_index < 0x8000;
+}
+
+namespace {
+
+// Text made only of NFC-inert characters is already in NFC (its quick check is Yes).
 bool nfc_stable(const std::string& text) {
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0xCC) return false;  // lead bytes of U+0300 and above
+  for (size_t pos = 0; pos < text.size();) {
+    if (static_cast<unsigned char>(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    if (!nfc_inert(next_code_point(text, pos))) return false;
   }
   return true;
 }

@@ -36,6 +36,9 @@ class Normalizer {
   std::vector<Step> steps_;
 };
 
+// True when NFC never changes `cp` nor the characters around it (used to skip utf8proc).
+bool nfc_inert(char32_t cp);
+
 // Replaces every (non-overlapping, left to right) occurrence of `pattern` in `text`.
 std::string replace_all(const std::string& text, const std::string& pattern,
                         const std::string& content);
