@@ -50,6 +50,15 @@ const variants = {
   mistral_strip2: ["mistral_v1", (t) => {
     t.decoder.decoders[3] = { type: "Strip", content: " ", start: 2, stop: 0 };
   }],
+  // Added-token flags: lstrip/rstrip, single_word, normalized (found after NFC).
+  qwen3_added_flags: ["qwen3", (t) => {
+    const token = (content) => t.added_tokens.find((a) => a.content === content);
+    Object.assign(token("<|im_end|>"), { lstrip: true, rstrip: true });
+    Object.assign(token("<|im_start|>"), { rstrip: true });
+    Object.assign(token("<think>"), { single_word: true });
+    Object.assign(token("</think>"), { lstrip: true, single_word: true });
+    Object.assign(token("<tool_call>"), { normalized: true });
+  }],
   // NFKC, individual digits before the Qwen split.
   qwen3_nfkc_digits: ["qwen3", (t) => {
     t.normalizer = { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Replace", pattern: { Regex: "\\s+" }, content: " " }] };
