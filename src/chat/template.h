@@ -47,6 +47,8 @@ class ChatTemplate {
   std::string render(const nlohmann::ordered_json& context, const RenderOptions& options = {}) const;
 
  private:
+  ChatTemplate() = default;  // only parse() makes one, so every instance holds a template
+
   std::shared_ptr<const std::vector<std::unique_ptr<Stmt>>> body_;
 };
 
