@@ -47,6 +47,7 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
   blocks_.release(seq.blocks);
   seq.blocks.clear();
   seq.n_computed = 0;
+  seq.hash_cursor = {};
   ++seq.n_preemptions;
   output.preempted.push_back(&seq);
   add(&seq, /*at_front=*/true);
@@ -89,6 +90,7 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
                                                  static_cast<int64_t>(seq->tokens.size()) - 1);
       seq->blocks = std::move(match.blocks);
       seq->n_computed = match.n_tokens;
+      seq->hash_cursor = match.cursor;
     }
     const int64_t n = std::min(seq->n_uncomputed(), budget);
     if (!reserve(*seq, n)) {
@@ -96,6 +98,7 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
         blocks_.release(seq->blocks);
         seq->blocks.clear();
         seq->n_computed = 0;
+        seq->hash_cursor = {};
       }
       break;
     }
@@ -121,7 +124,7 @@ void Scheduler::on_step_done(const SchedulerOutput& output) {
     s.seq->n_computed += s.n_tokens;
     blocks_.cache_full_blocks(s.seq->blocks,
                               std::span(s.seq->tokens).first(s.seq->n_computed),
-                              s.seq->cache_salt);
+                              s.seq->cache_salt, s.seq->hash_cursor);
   }
 }
 

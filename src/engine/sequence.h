@@ -7,6 +7,7 @@
 
 #include "engine/sampler.h"
 #include "engine/sampling_params.h"
+#include "kv/block_manager.h"
 
 namespace hadron {
 
@@ -32,6 +33,7 @@ struct Sequence {
   FinishReason finish_reason = FinishReason::kNone;
   int64_t n_computed = 0;       // tokens whose KV is in `blocks`
   std::vector<int32_t> blocks;  // KV-cache blocks, in order
+  BlockHashCursor hash_cursor;  // prefix-cache hashing progress over `blocks`
   int64_t n_preemptions = 0;
 
   int64_t n_output() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }

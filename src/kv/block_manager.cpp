@@ -57,6 +57,7 @@ PrefixMatch BlockManager::acquire_prefix(std::span<const int32_t> tokens, uint64
     if (!std::equal(b.tokens.begin(), b.tokens.end(), block_tokens.begin(), block_tokens.end()))
       break;
     match.blocks.push_back(it->second);
+    match.cursor = {i + 1, parent};
   }
   for (int32_t block : match.blocks) take(block);
   match.n_tokens = static_cast<int64_t>(match.blocks.size()) * block_size_;
@@ -95,20 +96,20 @@ void BlockManager::release(std::span<const int32_t> blocks) {
 }
 
 void BlockManager::cache_full_blocks(std::span<const int32_t> blocks,
-                                     std::span<const int32_t> tokens, uint64_t salt) {
+                                     std::span<const int32_t> tokens, uint64_t salt,
+                                     BlockHashCursor& cursor) {
   if (!prefix_caching_) return;
   const int64_t n_full = std::min<int64_t>(tokens.size() / block_size_, blocks.size());
-  uint64_t parent = 0;
-  for (int64_t i = 0; i < n_full; ++i) {
+  for (int64_t i = cursor.n_hashed; i < n_full; ++i) {
     const auto block_tokens = tokens.subspan(i * block_size_, block_size_);
-    parent = block_hash(parent, block_tokens, salt);
+    cursor.parent = block_hash(cursor.parent, block_tokens, salt);
+    cursor.n_hashed = i + 1;
     Block& b = blocks_[blocks[i]];
-    if (b.cached) continue;
-    if (cache_.contains(parent)) continue;  // an identical block is already cached
+    if (b.cached || cache_.contains(cursor.parent)) continue;  // already, or an identical one
     b.cached = true;
-    b.hash = parent;
+    b.hash = cursor.parent;
     b.tokens.assign(block_tokens.begin(), block_tokens.end());
-    cache_[parent] = blocks[i];
+    cache_[cursor.parent] = blocks[i];
   }
 }
 

@@ -15,9 +15,17 @@
 
 namespace hadron {
 
+// Where a sequence's chain of full-block hashes stands, so each step hashes only the blocks
+// that became full since the last one.
+struct BlockHashCursor {
+  int64_t n_hashed = 0;  // leading full blocks already hashed (and offered to the cache)
+  uint64_t parent = 0;   // hash of the last of them
+};
+
 struct PrefixMatch {
   std::vector<int32_t> blocks;  // cached blocks covering the prefix, in order
   int64_t n_tokens = 0;         // tokens they hold (a multiple of block_size)
+  BlockHashCursor cursor;       // the hash chain after the matched blocks
 };
 
 struct PrefixCacheStats {
@@ -45,10 +53,10 @@ class BlockManager {
   void share(std::span<const int32_t> blocks);
   // Drops one reference from each block; the last reference frees it (LRU, cache kept).
   void release(std::span<const int32_t> blocks);
-  // Registers the blocks of `tokens` that are now full (blocks [0, n_full)) in the prefix
-  // cache. `blocks` are the sequence's blocks; already registered ones are skipped.
+  // Registers the blocks of `tokens` that became full since `cursor` in the prefix cache
+  // and advances the cursor. `blocks` are the sequence's blocks.
   void cache_full_blocks(std::span<const int32_t> blocks, std::span<const int32_t> tokens,
-                         uint64_t salt);
+                         uint64_t salt, BlockHashCursor& cursor);
 
   int32_t ref_count(int32_t block) const { return blocks_[block].ref_count; }
 

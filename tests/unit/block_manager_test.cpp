@@ -34,7 +34,8 @@ TEST(BlockManager, PrefixHitsReuseFullBlocksOnly) {
   BlockManager manager(16, 4, true);
   const std::vector<int32_t> tokens = iota_tokens(10);  // 2 full blocks + 2 tokens
   auto blocks = *manager.allocate(3);
-  manager.cache_full_blocks(blocks, tokens, 0);
+  BlockHashCursor cursor;
+  manager.cache_full_blocks(blocks, tokens, 0, cursor);
   manager.release(blocks);
 
   const PrefixMatch hit = manager.acquire_prefix(tokens, 0, 100);
@@ -55,10 +56,12 @@ TEST(BlockManager, EvictsLeastRecentlyUsedCachedBlocks) {
   BlockManager manager(4, 2, true);
   const std::vector<int32_t> first = {1, 2, 3, 4}, second = {5, 6, 7, 8};
   auto a = *manager.allocate(2);
-  manager.cache_full_blocks(a, first, 0);
+  BlockHashCursor cursor_a;
+  manager.cache_full_blocks(a, first, 0, cursor_a);
   manager.release(a);
   auto b = *manager.allocate(2);  // the two never-used blocks come first
-  manager.cache_full_blocks(b, second, 0);
+  BlockHashCursor cursor_b;
+  manager.cache_full_blocks(b, second, 0, cursor_b);
   manager.release(b);
   EXPECT_EQ(manager.acquire_prefix(first, 0, 4).n_tokens, 4);
   manager.release(manager.acquire_prefix(first, 0, 4).blocks);
@@ -81,7 +84,7 @@ TEST(BlockManager, RandomOperationsNeverLeakBlocks) {
       const int64_t need = (tokens.size() + 3) / 4 - match.blocks.size();
       if (auto fresh = manager.allocate(need)) {
         match.blocks.insert(match.blocks.end(), fresh->begin(), fresh->end());
-        manager.cache_full_blocks(match.blocks, tokens, 0);
+        manager.cache_full_blocks(match.blocks, tokens, 0, match.cursor);
         held.push_back(match.blocks);
       } else {
         manager.release(match.blocks);
