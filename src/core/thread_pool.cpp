@@ -41,9 +41,10 @@ void ThreadPool::run_chunk(int chunk_idx) {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                              int64_t work) {
   if (n <= 0) return;
-  if (workers_.empty() || n == 1) {
+  if (workers_.empty() || n == 1 || work < kMinParallelWork) {
     fn(0, n);
     return;
   }

@@ -21,7 +21,12 @@ class ThreadPool {
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n), on all threads including the
   // caller; returns when every chunk is done. Rethrows the first exception a chunk threw.
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+  // `work` estimates the whole job in multiply-adds: below kMinParallelWork the caller runs
+  // it alone, since waking the workers costs more than such a job.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                    int64_t work = INT64_MAX);
+
+  static constexpr int64_t kMinParallelWork = int64_t{1} << 20;
 
   // The process-wide pool used by the CPU backend (HADRON_NUM_THREADS or all cores).
   static ThreadPool& global();

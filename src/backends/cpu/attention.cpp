@@ -94,6 +94,7 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
   for (int s = 0; s < meta.n_seqs; ++s)
     std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
   const int64_t group = n_heads / n_kv_heads;
+  const int64_t work = int64_t{meta.n_tokens} * n_heads * meta.max_kv_len * head_dim * 2;
   ThreadPool::global().parallel_for(meta.n_tokens * n_heads, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
@@ -108,7 +109,7 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
       attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h / group, position,
              out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
     }
-  });
+  }, work);
 }
 
 }  // namespace hadron

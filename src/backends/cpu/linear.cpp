@@ -83,10 +83,13 @@ void CpuBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bia
   const float* bias_ptr = bias.defined() ? bias_f32.data() : nullptr;
   // Chunks of whole tiles, so threads never share an output cache line's tile.
   const int64_t n_tiles = (n + kTileRows - 1) / kTileRows;
-  ThreadPool::global().parallel_for(n_tiles, [&](int64_t tile_begin, int64_t tile_end) {
-    linear_rows(x.ptr<float>(), n_rows, weight, bias_ptr, out.ptr<float>(),
-                tile_begin * kTileRows, std::min(n, tile_end * kTileRows));
-  });
+  ThreadPool::global().parallel_for(
+      n_tiles,
+      [&](int64_t tile_begin, int64_t tile_end) {
+        linear_rows(x.ptr<float>(), n_rows, weight, bias_ptr, out.ptr<float>(),
+                    tile_begin * kTileRows, std::min(n, tile_end * kTileRows));
+      },
+      n_rows * n * k);
 }
 
 }  // namespace hadron
