@@ -61,12 +61,15 @@ GenerationDefaults read_generation_defaults(const std::string& model_dir) {
         if (id.is_number_integer()) defaults.eos_token_ids.push_back(id.get<int32_t>());
   }
   const bool sampling = config.value("do_sample", true);
-  if (sampling && config.contains("temperature") && config["temperature"].is_number())
-    defaults.temperature = config["temperature"].get<float>();
-  if (config.contains("top_p") && config["top_p"].is_number())
-    defaults.top_p = config["top_p"].get<float>();
-  if (config.contains("top_k") && config["top_k"].is_number_integer())
-    defaults.top_k = config["top_k"].get<int>();
+  auto number = [&](const char* key) -> std::optional<float> {
+    if (!config.contains(key) || !config[key].is_number()) return std::nullopt;
+    const double value = config[key].get<double>();
+    if (!(value >= 0 && value <= 1e6)) input_error("generation_config.json: {} = {}", key, value);
+    return static_cast<float>(value);
+  };
+  if (sampling) defaults.temperature = number("temperature");
+  defaults.top_p = number("top_p");
+  if (const auto top_k = number("top_k")) defaults.top_k = static_cast<int>(*top_k);
   return defaults;
 }
 

@@ -1,3 +1,4 @@
+#include "tokenizer/json_number.h"
 #include "tokenizer/decoder.h"
 
 #include <algorithm>
@@ -59,8 +60,8 @@ void Decoder::add_from_json(const nlohmann::json& json) {
   } else if (type == "Strip") {
     step.kind = Kind::kStrip;
     step.text = json.at("content").get<std::string>();
-    step.start = json.at("start").get<size_t>();
-    step.stop = json.at("stop").get<size_t>();
+    step.start = static_cast<size_t>(json_integer(json.at("start"), 0, 1 << 20, "Strip start"));
+    step.stop = static_cast<size_t>(json_integer(json.at("stop"), 0, 1 << 20, "Strip stop"));
     if (step.text.empty() || utf8_len(step.text[0]) != step.text.size()) {
       input_error("tokenizer: Strip decoder content \"{}\" is not one character", step.text);
     }

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "tokenizer/json_number.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
 
@@ -50,14 +51,15 @@ std::unique_ptr<tok::BpeModel> parse_model(const json& model, bool byte_level) {
   options.end_of_word_suffix = optional_string(model, "end_of_word_suffix");
   std::vector<std::pair<std::string, int32_t>> vocab;
   vocab.reserve(model.at("vocab").size());
-  for (const auto& [token, id] : model.at("vocab").items()) vocab.emplace_back(token, id.get<int32_t>());
+  for (const auto& [token, id] : model.at("vocab").items()) vocab.emplace_back(token, tok::json_token_id(id));
   return std::make_unique<tok::BpeModel>(vocab, parse_merges(model.at("merges")), options);
 }
 
 std::vector<AddedToken> parse_added_tokens(const json& tokens) {
   std::vector<AddedToken> out;
   for (const json& token : tokens) {
-    out.push_back({token.at("content").get<std::string>(), token.value("id", 0),
+    out.push_back({token.at("content").get<std::string>(),
+                   token.contains("id") ? tok::json_token_id(token["id"]) : 0,
                    token.value("special", false), token.value("lstrip", false),
                    token.value("rstrip", false), token.value("normalized", !token.value("special", false)),
                    token.value("single_word", false)});
@@ -76,8 +78,8 @@ void parse_post_processor(const json& processor, TokenizerState& state) {
   } else if (type == "TemplateProcessing") {
     add_template_ids(processor, state);
   } else if (type == "RobertaProcessing" || type == "BertProcessing") {
-    state.prefix_ids.insert(state.prefix_ids.begin(), processor.at("cls").at(1).get<int32_t>());
-    state.suffix_ids.push_back(processor.at("sep").at(1).get<int32_t>());
+    state.prefix_ids.insert(state.prefix_ids.begin(), tok::json_token_id(processor.at("cls").at(1)));
+    state.suffix_ids.push_back(tok::json_token_id(processor.at("sep").at(1)));
   } else if (type != "ByteLevel") {
     input_error("post-processor type \"{}\" is not supported", type);
   }
@@ -95,7 +97,7 @@ void add_template_ids(const json& processor, TokenizerState& state) {
     const json& special = processor.at("special_tokens");
     if (!special.contains(name)) input_error("template special token \"{}\" is not defined", name);
     for (const json& id : special.at(name).at("ids")) {
-      (seen_sequence ? suffix : prefix).push_back(id.get<int32_t>());
+      (seen_sequence ? suffix : prefix).push_back(tok::json_token_id(id));
     }
   }
   state.prefix_ids.insert(state.prefix_ids.begin(), prefix.begin(), prefix.end());
