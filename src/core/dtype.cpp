@@ -1,5 +1,6 @@
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -150,6 +151,22 @@ void convert_from_f32(const float* src, void* dst, DType dst_dtype, size_t n) {
       break;
   }
   HADRON_CHECK(false, "cannot convert F32 to {}", dtype_name(dst_dtype));
+}
+
+void convert_dtype(const void* src, DType src_dtype, void* dst, DType dst_dtype, size_t n) {
+  if (src_dtype == dst_dtype) {
+    std::memcpy(dst, src, n * dtype_size(src_dtype));
+    return;
+  }
+  constexpr size_t kChunk = 4096;  // through fp32, a chunk at a time
+  float scratch[kChunk];
+  for (size_t done = 0; done < n; done += kChunk) {
+    const size_t count = std::min(kChunk, n - done);
+    convert_to_f32(static_cast<const char*>(src) + done * dtype_size(src_dtype), src_dtype,
+                   scratch, count);
+    convert_from_f32(scratch, static_cast<char*>(dst) + done * dtype_size(dst_dtype), dst_dtype,
+                     count);
+  }
 }
 
 }  // namespace hadron

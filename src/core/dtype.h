@@ -49,5 +49,7 @@ float fp8_e5m2_to_f32(uint8_t value);
 void convert_to_f32(const void* src, DType src_dtype, float* dst, size_t n);
 // Converts n fp32 values to F32, F16 or BF16.
 void convert_from_f32(const float* src, void* dst, DType dst_dtype, size_t n);
+// Converts n elements from any float dtype to F32, F16 or BF16 (a copy when they match).
+void convert_dtype(const void* src, DType src_dtype, void* dst, DType dst_dtype, size_t n);
 
 }  // namespace hadron

@@ -43,23 +43,6 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
   return problems;
 }
 
-// Converts n elements between float dtypes through fp32.
-void convert(const void* src, DType src_dtype, void* dst, DType dst_dtype, size_t n) {
-  if (src_dtype == dst_dtype) {
-    std::memcpy(dst, src, n * dtype_size(src_dtype));
-    return;
-  }
-  constexpr size_t kChunk = 4096;
-  float scratch[kChunk];
-  for (size_t done = 0; done < n; done += kChunk) {
-    const size_t count = std::min(kChunk, n - done);
-    convert_to_f32(static_cast<const char*>(src) + done * dtype_size(src_dtype), src_dtype,
-                   scratch, count);
-    convert_from_f32(scratch, static_cast<char*>(dst) + done * dtype_size(dst_dtype), dst_dtype,
-                     count);
-  }
-}
-
 // Allocates the spec's device tensor, fills a host image with `fill` and uploads it.
 template <typename Fill>
 void materialise(const WeightSpec& spec, DType dtype, Backend& backend, LoadedWeights& loaded,
@@ -100,7 +83,7 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
       char* cursor = static_cast<char*>(dst);
       for (const WeightSource& source : spec.sources) {
         const TensorInfo* info = checkpoint.find(source.name);
-        convert(info->data, info->dtype, cursor, dtype, info->numel());
+        convert_dtype(info->data, info->dtype, cursor, dtype, info->numel());
         cursor += info->numel() * dtype_size(dtype);
       }
     });

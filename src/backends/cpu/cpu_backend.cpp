@@ -9,23 +9,9 @@ namespace hadron {
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
 DType CpuBackend::weight_dtype(DType checkpoint_dtype) const {
-  switch (checkpoint_dtype) {
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      return checkpoint_dtype;  // converted on the fly inside the ops
-    case DType::F8_E4M3:
-    case DType::F8_E5M2:
-      return DType::F32;
-    case DType::I8:
-    case DType::U8:
-    case DType::I16:
-    case DType::I32:
-    case DType::I64:
-    case DType::BOOL:
-      return checkpoint_dtype;
-  }
-  return checkpoint_dtype;
+  // F32/F16/BF16 stay as stored and are converted inside the ops; fp8 is widened at load.
+  const bool is_fp8 = checkpoint_dtype == DType::F8_E4M3 || checkpoint_dtype == DType::F8_E5M2;
+  return is_fp8 ? DType::F32 : checkpoint_dtype;
 }
 
 void CpuBackend::copy(const Tensor& src, const Tensor& dst) {
