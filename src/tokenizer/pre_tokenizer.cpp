@@ -6,16 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pattern_json.h"
+#include "tokenizer/split_patterns.h"
 #include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {
-
-// The GPT-2 split of a ByteLevel pre-tokenizer with use_regex.
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 // Rust's char::is_numeric: general categories Nd, Nl and No.
 bool is_numeric(char32_t cp) {
@@ -24,18 +22,33 @@ bool is_numeric(char32_t cp) {
          category == UTF8PROC_CATEGORY_NO;
 }
 
+// One punctuation character as HF's Punctuation pre-tokenizer sees it: Rust's
+// is_ascii_punctuation or a Unicode punctuation category.
+constexpr const char* kPunctuationPattern = R"([\p{P}!-/:-@\[-`{-~])";
+
 }  // namespace
+
+PreTokenizer::Behavior PreTokenizer::behavior_from_json(const nlohmann::json& json) {
+  static const std::vector<std::pair<std::string, Behavior>> kBehaviors = {
+      {"Removed", Behavior::kRemoved},
+      {"Isolated", Behavior::kIsolated},
+      {"MergedWithPrevious", Behavior::kMergedWithPrevious},
+      {"MergedWithNext", Behavior::kMergedWithNext},
+      {"Contiguous", Behavior::kContiguous}};
+  const std::string behavior = json.get<std::string>();
+  const auto it = std::find_if(kBehaviors.begin(), kBehaviors.end(),
+                               [&](const auto& entry) { return entry.first == behavior; });
+  if (it == kBehaviors.end()) input_error("tokenizer: Split behavior \"{}\" is unknown", behavior);
+  return it->second;
+}
 
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& json) {
   PreTokenizer pre_tokenizer;
   if (!json.is_null()) pre_tokenizer.add_from_json(json);
-  for (size_t i = 0; i + 1 < pre_tokenizer.steps_.size(); ++i) {
-    if (pre_tokenizer.steps_[i].kind == Kind::kByteLevel) {
-      input_error("tokenizer: a ByteLevel pre-tokenizer must come last in the sequence");
-    }
-  }
-  pre_tokenizer.byte_level_ =
-      !pre_tokenizer.steps_.empty() && pre_tokenizer.steps_.back().kind == Kind::kByteLevel;
+  const auto n_byte_level = std::count_if(pre_tokenizer.steps_.begin(), pre_tokenizer.steps_.end(),
+                                          [](const Step& step) { return step.kind == Kind::kByteLevel; });
+  if (n_byte_level > 1) input_error("tokenizer: more than one ByteLevel pre-tokenizer");
+  pre_tokenizer.byte_level_ = n_byte_level == 1;
   return pre_tokenizer;
 }
 
@@ -47,20 +60,14 @@ void PreTokenizer::add_from_json(const nlohmann::json& json) {
     return;
   }
   if (type == "Split") {
-    static const std::vector<std::pair<std::string, Behavior>> kBehaviors = {
-        {"Removed", Behavior::kRemoved},
-        {"Isolated", Behavior::kIsolated},
-        {"MergedWithPrevious", Behavior::kMergedWithPrevious},
-        {"MergedWithNext", Behavior::kMergedWithNext},
-        {"Contiguous", Behavior::kContiguous}};
     Pattern pattern = pattern_from_json(json.at("pattern"));
     step = {Kind::kSplit, std::move(pattern.regex), std::move(pattern.literal)};
-    const std::string behavior = json.at("behavior").get<std::string>();
-    const auto it = std::find_if(kBehaviors.begin(), kBehaviors.end(),
-                                 [&](const auto& entry) { return entry.first == behavior; });
-    if (it == kBehaviors.end()) input_error("tokenizer: Split behavior \"{}\" is unknown", behavior);
-    step.behavior = it->second;
+    step.behavior = behavior_from_json(json.at("behavior"));
     step.invert = json.value("invert", false);
+  } else if (type == "Punctuation") {
+    step.kind = Kind::kSplit;
+    step.regex = std::make_shared<const Regex>(kPunctuationPattern);
+    step.behavior = behavior_from_json(json.value("behavior", nlohmann::json("Isolated")));
   } else if (type == "ByteLevel") {
     step.kind = Kind::kByteLevel;
     step.flag = json.value("add_prefix_space", true);
@@ -197,13 +204,42 @@ void PreTokenizer::run(size_t step_idx, std::string_view piece, bool at_start, W
     case Kind::kByteLevel: {
       std::string prefixed;
       if (step.flag && piece.front() != ' ') {
-        prefixed = " " + std::string(piece);
+        prefixed.reserve(piece.size() + 1);
+        prefixed.append(1, ' ').append(piece);
         piece = prefixed;
       }
-      if (step.regex) run_split(step, step_idx + 1, piece, at_start, sink);
-      else run(step_idx + 1, piece, at_start, sink);
+      if (step_idx + 1 < steps_.size()) {
+        run_after_byte_level(step, step_idx + 1, piece, at_start, sink);
+      } else if (step.regex) {
+        run_split(step, step_idx + 1, piece, at_start, sink);
+      } else {
+        run(step_idx + 1, piece, at_start, sink);
+      }
       return;
     }
+  }
+}
+
+// Steps after a ByteLevel one see words in the GPT-2 byte alphabet (Falcon's Digits split
+// treats byte 0xBD, written '½', as a digit); the model gets the raw bytes back.
+void PreTokenizer::run_after_byte_level(const Step& step, size_t next, std::string_view piece,
+                                        bool at_start, WordSink sink) const {
+  const auto to_model = [&](std::string_view word, bool word_at_start) {
+    const std::optional<std::string> bytes = byte_level_to_bytes(word);
+    HADRON_CHECK(bytes.has_value(), "a byte-level word has a character outside the byte map");
+    sink(*bytes, word_at_start);
+  };
+  const auto mapped = [&](std::string_view word, bool word_at_start) {
+    std::string chars;
+    for (const char c : word) chars += byte_to_char(static_cast<unsigned char>(c));
+    run(next, chars, word_at_start, WordSink(to_model));
+  };
+  if (step.regex) {
+    for (const Span& span : find_spans(step, piece)) {
+      mapped(piece.substr(span.start, span.end - span.start), at_start && span.start == 0);
+    }
+  } else {
+    mapped(piece, at_start);
   }
 }
 

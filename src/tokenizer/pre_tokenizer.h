@@ -1,5 +1,5 @@
-// Pre-tokenizers of Hugging Face tokenizers: Split (PCRE2 regex or literal), ByteLevel,
-// Metaspace, Digits and Sequence (flattened into the list of steps).
+// Pre-tokenizers of Hugging Face tokenizers: Split (PCRE2 regex or literal), Punctuation,
+// ByteLevel, Metaspace, Digits and Sequence (flattened into the list of steps).
 #pragma once
 
 #include <memory>
@@ -20,7 +20,8 @@ using WordSink = FunctionRef<void(std::string_view word, bool at_start)>;
 class PreTokenizer {
  public:
   // Builds from the "pre_tokenizer" object of tokenizer.json (null: the whole piece is a word).
-  // A ByteLevel step must be the last one; words then stay raw bytes (see byte_level()).
+  // With a ByteLevel step the model gets raw bytes (see byte_level()); steps after it split
+  // the words written in the byte alphabet.
   static PreTokenizer from_json(const nlohmann::json& json);
 
   // Splits one normalized piece of text into words.
@@ -52,8 +53,11 @@ class PreTokenizer {
   void run(size_t step_idx, std::string_view piece, bool at_start, WordSink sink) const;
   void run_split(const Step& step, size_t next, std::string_view piece, bool at_start,
                  WordSink sink) const;
+  void run_after_byte_level(const Step& step, size_t next, std::string_view piece, bool at_start,
+                            WordSink sink) const;
   void run_metaspace(const Step& step, size_t next, std::string_view piece, bool at_start,
                      WordSink sink) const;
+  static Behavior behavior_from_json(const nlohmann::json& json);
   static std::vector<Span> find_spans(const Step& step, std::string_view piece);
   static std::vector<Span> apply_behavior(std::vector<Span> spans, Behavior behavior);
 

@@ -15,6 +15,7 @@ namespace hadron {
 
 namespace tok {
 struct TokenizerState;
+struct LlamaVocab;
 }
 
 class Tokenizer {
@@ -25,6 +26,9 @@ class Tokenizer {
   static Tokenizer load(const std::string& file_or_dir);
   // tokenizer.json contents; `origin` names them in error messages.
   static Tokenizer from_json_text(std::string_view json_text, const std::string& origin);
+  // A llama.cpp vocabulary (see tokenizer/llama_vocab.h; loader/gguf_tokenizer.h reads one from
+  // a GGUF file); `origin` names it in error messages.
+  static Tokenizer from_llama_vocab(const tok::LlamaVocab& vocab, const std::string& origin);
 
   // Ids of `text`. Invalid UTF-8 is first replaced by U+FFFD per maximal ill-formed subpart
   // (what the reference sees through Node's or Python's lossy decoding). add_special_tokens

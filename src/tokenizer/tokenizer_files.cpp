@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "tokenizer/split_patterns.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron {
@@ -12,10 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Qwen2's split (single digits), the pattern of Qwen2TokenizerFast.
-constexpr const char* kQwen2Pattern =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+using tok::kQwen2Pattern;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

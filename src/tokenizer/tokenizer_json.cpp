@@ -67,6 +67,25 @@ std::vector<AddedToken> parse_added_tokens(const json& tokens) {
   return out;
 }
 
+// Ids as AddedVocabulary::add_tokens assigns them: a token already in the model keeps the
+// model's id; the others are numbered from the model's size up, in file order. Tokens with
+// empty content are dropped.
+void assign_added_ids(std::vector<AddedToken>& tokens, const tok::BpeModel& model, size_t n_model) {
+  std::erase_if(tokens, [](const AddedToken& token) { return token.content.empty(); });
+  tok::StringMap assigned;
+  int32_t next_id = static_cast<int32_t>(n_model);
+  for (AddedToken& token : tokens) {
+    if (std::optional<int32_t> id = assigned.find(token.content)) {
+      token.id = *id;
+    } else if ((id = model.token_to_id(token.content))) {
+      token.id = *id;
+    } else {
+      token.id = next_id++;
+    }
+    assigned.insert(token.content, token.id);
+  }
+}
+
 void add_template_ids(const json& processor, TokenizerState& state);
 
 // Post-processors only add ids around the sequence; the others (ByteLevel) change offsets.
@@ -116,8 +135,9 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::strin
     state->model = parse_model(model, state->pre_tokenizer.byte_level());
     state->decoder = tok::Decoder::from_json(root.value("decoder", json()));
     parse_post_processor(root.value("post_processor", json()), *state);
-    state->finalize(parse_added_tokens(root.value("added_tokens", json::array())),
-                    model.at("vocab").size());
+    std::vector<AddedToken> added = parse_added_tokens(root.value("added_tokens", json::array()));
+    assign_added_ids(added, *state->model, model.at("vocab").size());
+    state->finalize(std::move(added));
     for (const auto* ids : {&state->prefix_ids, &state->suffix_ids}) {
       for (const int32_t id : *ids) {
         if (id < 0 || id >= static_cast<int32_t>(state->id_tokens.size())) {

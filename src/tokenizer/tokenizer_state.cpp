@@ -2,33 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-
 namespace hadron::tok {
-namespace {
-
-// Ids as AddedVocabulary::add_tokens assigns them: a token already in the model keeps the
-// model's id; the others are numbered from the model's size up, in file order.
-void assign_added_ids(std::vector<AddedToken>& tokens, const BpeModel& model, size_t n_model) {
-  StringMap assigned;
-  int32_t next_id = static_cast<int32_t>(n_model);
-  for (AddedToken& token : tokens) {
-    if (std::optional<int32_t> id = assigned.find(token.content)) {
-      token.id = *id;
-    } else if ((id = model.token_to_id(token.content))) {
-      token.id = *id;
-    } else {
-      token.id = next_id++;
-    }
-    assigned.insert(token.content, token.id);
-  }
-}
-
-}  // namespace
-
-void TokenizerState::finalize(std::vector<AddedToken> tokens, size_t n_model_tokens) {
-  std::erase_if(tokens, [](const AddedToken& token) { return token.content.empty(); });
-  assign_added_ids(tokens, *model, n_model_tokens);
+void TokenizerState::finalize(std::vector<AddedToken> tokens) {
   int32_t size = model->size();
   for (const AddedToken& token : tokens) size = std::max(size, token.id + 1);
   id_tokens.assign(size, {});

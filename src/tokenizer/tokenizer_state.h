@@ -39,8 +39,9 @@ struct TokenizerState {
   std::vector<bool> byte_fallback;
   bool decoder_is_local = true;  // see Decoder::is_local
 
-  // Finishes loading: assigns added-token ids, builds the matchers and the per-id tables.
-  void finalize(std::vector<AddedToken> tokens, size_t n_model_tokens);
+  // Finishes loading: builds the matchers and the per-id tables from the added tokens (their
+  // ids set, none empty) and the model.
+  void finalize(std::vector<AddedToken> tokens);
 };
 
 }  // namespace hadron::tok
