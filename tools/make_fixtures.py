@@ -59,7 +59,37 @@ FIXTURES = {
                     dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, head_dim=128),
                     torch.bfloat16),
+    # Mixture-of-experts. Layer 1 of qwen3-moe is dense (mlp_only_layers) and its top-k
+    # weights are not renormalised; glm4-moe has a leading dense layer, grouped sigmoid routing
+    # (4 groups, 2 kept) and a shared expert; gpt-oss stores its experts in MXFP4.
+    "qwen3-moe": ("Qwen__Qwen3-30B-A3B",
+                  dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                       num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=16, num_experts=8, num_experts_per_tok=3,
+                       mlp_only_layers=[1], norm_topk_prob=False),
+                  torch.bfloat16),
+    "mixtral": ("mistralai__Mixtral-8x7B-v0.1",
+                dict(hidden_size=64, intermediate_size=48, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+                     num_experts_per_tok=2),
+                torch.bfloat16),
+    "glm4-moe": ("zai-org__GLM-4.5",
+                 dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                      num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=32, n_routed_experts=8, num_experts_per_tok=3, n_group=4,
+                      topk_group=2, first_k_dense_replace=1, num_nextn_predict_layers=0),
+                 torch.bfloat16),
+    "gpt-oss": ("openai__gpt-oss-20b",
+                dict(hidden_size=64, intermediate_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                     num_local_experts=4, num_experts_per_tok=2, experts_per_token=2,
+                     sliding_window=8, layer_types=["sliding_attention", "full_attention"]),
+                torch.bfloat16),
 }
+
+# FP4 (e2m1) code -> value, as MXFP4 checkpoints use it: low nibble is the even element.
+FP4_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+              -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 
 
 def shrink(hub_config, overrides):
@@ -78,6 +108,88 @@ def randomise_norms(model, generator):
         for name, param in model.named_parameters():
             if param.dim() == 1 and "norm" in name:
                 param.copy_(1 + 0.4 * (torch.rand(param.shape, generator=generator) - 0.5))
+
+
+def randomise_biases(model, generator):
+    """Zero-initialised biases, router score corrections and attention sinks would make their
+    code paths untestable: give them random values."""
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if name.endswith("bias") or name.endswith("sinks"):
+                scale = 1.0 if name.endswith("sinks") else 0.1
+                tensor.copy_(scale * (2 * torch.rand(tensor.shape, generator=generator) - 1))
+
+
+def quantise_mxfp4(weight):
+    """weight [..., out, in] (in % 32 == 0) -> (blocks uint8 [..., out, in/32, 16],
+    scales uint8 [..., out, in/32] (e8m0), the dequantised weight)."""
+    groups = weight.float().reshape(*weight.shape[:-1], weight.shape[-1] // 32, 32)
+    amax = groups.abs().amax(-1, keepdim=True).clamp_min(1e-30)
+    exponent = torch.ceil(torch.log2(amax / 6.0)).clamp(-126, 127)
+    scaled = groups / torch.exp2(exponent)
+    magnitudes = torch.tensor(FP4_VALUES[:8])
+    index = (scaled.abs().unsqueeze(-1) - magnitudes).abs().argmin(-1)
+    code = index + 8 * (scaled < 0).long()
+    dequantised = torch.tensor(FP4_VALUES)[code] * torch.exp2(exponent)
+    blocks = (code[..., 0::2] | (code[..., 1::2] << 4)).to(torch.uint8)
+    scales = (exponent.squeeze(-1) + 127).to(torch.uint8)
+    return blocks, scales, dequantised.reshape(weight.shape)
+
+
+def mxfp4_experts(model, config):
+    """Rounds gpt-oss expert matrices to MXFP4 in place; returns checkpoint name -> (blocks,
+    scales) in the released layout ([experts, out, in/32, 16] and [experts, out, in/32])."""
+    packed = {}
+    hidden, inter = config.hidden_size, config.intermediate_size
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if not (name.endswith("experts.gate_up_proj") or name.endswith("experts.down_proj")):
+                continue
+            n_in = hidden if name.endswith("gate_up_proj") else inter
+            # in-memory layout is [experts, in, out] or [experts, out, in]
+            out_in = param.transpose(1, 2) if param.shape[1] == n_in else param
+            print(f"  {name} {tuple(param.shape)} -> MXFP4 of [out, in] {tuple(out_in.shape)}")
+            blocks, scales, dequantised = quantise_mxfp4(out_in)
+            out_in.copy_(dequantised)
+            packed[name] = (blocks, scales)
+    return packed
+
+
+def write_mxfp4_checkpoint(out, packed):
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    for name, (blocks, scales) in packed.items():
+        if name not in tensors:
+            raise KeyError(f"{name} not among the saved tensors {sorted(tensors)}")
+        del tensors[name]
+        tensors[name + "_blocks"] = blocks.contiguous()
+        tensors[name + "_scales"] = scales.contiguous()
+    save_file(tensors, path, metadata={"format": "pt"})
+    with open(os.path.join(out, "config.json")) as f:
+        config = json.load(f)
+    config["quantization_config"] = {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                   "model.embed_tokens", "lm_head"]}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def check_mxfp4_load(out, prompt, expected):
+    """The MXFP4 checkpoint, dequantised by transformers, must give the reference logits."""
+    try:
+        from transformers import Mxfp4Config
+        model = AutoModelForCausalLM.from_pretrained(
+            out, dtype=torch.float32, attn_implementation="eager",
+            quantization_config=Mxfp4Config(dequantize=True)).eval()
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt])).logits[0].float()
+        diff = (logits - expected).abs().max().item() / expected.abs().max().item()
+        print(f"  MXFP4 checkpoint through transformers: max rel diff {diff:.2e}")
+    except Exception as error:  # reported, not fatal: the reference comes from the bf16 model
+        print(f"  MXFP4 checkpoint through transformers failed: {error!r}")
 
 
 def greedy(model, prompt, n):
@@ -103,6 +215,8 @@ def make_fixture(name, shared, out_root, seed):
     config = AutoConfig.for_model(original["model_type"], **kwargs)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     randomise_norms(model, torch.Generator().manual_seed(seed))
+    randomise_biases(model, torch.Generator().manual_seed(seed + 1))
+    packed = mxfp4_experts(model, config) if original["model_type"] == "gpt_oss" else {}
     model.to(storage_dtype).save_pretrained(out, safe_serialization=True)
 
     reference = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
@@ -122,6 +236,10 @@ def make_fixture(name, shared, out_root, seed):
                    "transformers": transformers.__version__, "torch": torch.__version__,
                    "prompts": prompts, "continuations": continuations}, f, indent=1)
         f.write("\n")
+    if packed:
+        write_mxfp4_checkpoint(out, packed)
+        check_mxfp4_load(out, prompts[0] + continuations[0],
+                         torch.from_numpy(np.load(os.path.join(out, "logits_0.npy"))))
     for leftover in ("generation_config.json",):
         path = os.path.join(out, leftover)
         if os.path.exists(path):

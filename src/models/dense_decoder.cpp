@@ -21,8 +21,14 @@ void DenseDecoder::declare_weights(WeightPlan& plan) {
     if (!config_.layer_types.empty() && config_.layer_types[i] == LayerKind::kSlidingAttention)
       attention.sliding_window = static_cast<int>(config_.sliding_window);
     layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
-    layer.mlp.declare(plan, prefix + "mlp.", hidden, config_.intermediate_size);
+    layer.sparse = options_.moe.has_value() && is_sparse_layer(config_, i);
+    if (layer.sparse)
+      layer.moe.declare(plan, prefix, config_, *options_.moe);
+    else
+      layer.mlp.declare(plan, prefix + "mlp.", hidden, config_.intermediate_size);
   }
+  for (int64_t i = 0; i < config_.n_mtp_layers; ++i)  // multi-token prediction: not used
+    plan.allow_unused(fmt::format("model.layers.{}.", config_.n_layers + i));
   plan.add(&final_norm_, "model.norm.weight", {hidden});
   if (config_.tie_word_embeddings)
     plan.allow_unused("lm_head.weight");  // some tied checkpoints still store a copy
@@ -63,7 +69,10 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
     layer.attention.forward(backend_, normed, meta, kv.k_cache(i), kv.v_cache(i), cos_sin_,
                             arena, branch);
     backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);
-    layer.mlp.forward(backend_, normed, arena, branch);
+    if (layer.sparse)
+      layer.moe.forward(backend_, normed, arena, branch);
+    else
+      layer.mlp.forward(backend_, normed, arena, branch);
     arena.rewind(layer_mark);
   }
   backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);

@@ -1,16 +1,20 @@
-// A dense pre-norm decoder (Llama family): embedding, N x [RMSNorm, attention, RMSNorm,
-// gated MLP] with residuals, final RMSNorm, LM head (optionally tied to the embedding).
+// A pre-norm decoder (Llama family): embedding, N x [RMSNorm, attention, RMSNorm,
+// gated MLP or mixture of experts] with residuals, final RMSNorm, LM head (optionally tied to
+// the embedding). With MoE options, the layers is_sparse_layer picks use experts.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "models/attention_block.h"
 #include "models/model.h"
+#include "models/moe_block.h"
 
 namespace hadron {
 
 struct DenseDecoderOptions {
   AttentionOptions attention;
+  std::optional<MoeOptions> moe;  // for MoE configs
 };
 
 class DenseDecoder : public Model {
@@ -27,7 +31,9 @@ class DenseDecoder : public Model {
   struct Layer {
     Tensor input_norm, post_attention_norm;
     AttentionBlock attention;
+    bool sparse = false;  // moe, else mlp
     GatedMlp mlp;
+    MoeBlock moe;
   };
 
   DenseDecoderOptions options_;

@@ -11,6 +11,9 @@ namespace {
 constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"LlamaForCausalLM", make_llama},
     {"Qwen3ForCausalLM", make_qwen3},
+    {"Qwen3MoeForCausalLM", make_qwen3_moe},
+    {"MixtralForCausalLM", make_mixtral},
+    {"Glm4MoeForCausalLM", make_glm4_moe},
 };
 
 }  // namespace

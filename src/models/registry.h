@@ -13,6 +13,9 @@ using ModelFactory = std::unique_ptr<Model> (*)(const ModelConfig& config, Backe
 
 std::unique_ptr<Model> make_llama(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_qwen3(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_qwen3_moe(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_mixtral(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend);
 
 // Architectures that can run today.
 std::vector<std::string> supported_architectures();

@@ -13,6 +13,7 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
+#include "ops/moe.h"
 #include "ops/sampling.h"
 
 namespace hadron {
@@ -104,6 +105,26 @@ class Backend {
 
   // out[r, :] = x[rows[r], :].  x: [T, H]; rows: I32 [R]; out: [R, H].
   virtual void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) = 0;
+
+  // Mixture-of-experts routing (ops/moe.h says how). logits: F32 [T, E]; correction_bias:
+  // [E] (any float dtype) or undefined; topk_ids: I32 [T, top_k]; topk_weights: F32 [T, top_k].
+  virtual void moe_route(const Tensor& logits, const Tensor& correction_bias,
+                         const MoeRoutingParams& params, const Tensor& topk_ids,
+                         const Tensor& topk_weights) = 0;
+
+  // out[t] (+)= sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), where
+  // expert_e(x) = down_e(act(gate_up_e x + gate_up_bias_e)) + down_bias_e.
+  // x, out: [T, H]; topk_ids: I32 [T, k]; topk_weights: F32 [T, k]; weights as MoeExpertWeights;
+  // workspace: U8 [moe_workspace_bytes(T, k, E, H, I)] (undefined when that is 0).
+  virtual void moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
+                           const MoeExpertWeights& weights, const MoeExpertParams& params,
+                           const Tensor& workspace, const Tensor& out) = 0;
+  // Scratch memory moe_experts needs (the caller provides it, so steps can be graph-captured).
+  virtual size_t moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts,
+                                     int64_t hidden, int64_t inter) const {
+    (void)n_tokens, (void)top_k, (void)n_experts, (void)hidden, (void)inter;
+    return 0;
+  }
 
   // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];
   // tokens: I32 [R].  The default runs the host reference (backends/cpu/sampling.cpp),

@@ -36,6 +36,12 @@ class CpuBackend final : public Backend {
                  const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
+  void moe_route(const Tensor& logits, const Tensor& correction_bias,
+                 const MoeRoutingParams& params, const Tensor& topk_ids,
+                 const Tensor& topk_weights) override;
+  void moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
+                   const MoeExpertWeights& weights, const MoeExpertParams& params,
+                   const Tensor& workspace, const Tensor& out) override;
 };
 
 // Reads element i of a float tensor of any float dtype as fp32.

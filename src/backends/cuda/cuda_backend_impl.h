@@ -86,6 +86,14 @@ class CudaBackend final : public Backend {
                  const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
+  void moe_route(const Tensor& logits, const Tensor& correction_bias,
+                 const MoeRoutingParams& params, const Tensor& topk_ids,
+                 const Tensor& topk_weights) override;
+  void moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
+                   const MoeExpertWeights& weights, const MoeExpertParams& params,
+                   const Tensor& workspace, const Tensor& out) override;
+  size_t moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts, int64_t hidden,
+                             int64_t inter) const override;
   void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) override;
 
  private:

@@ -1,0 +1,88 @@
+// Mixture-of-experts expert computation: for each expert, gather its tokens, run its gated
+// MLP with `linear`, and add the weighted rows to the output.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "core/error.h"
+
+namespace hadron {
+namespace {
+
+// out[i] = act(gate_up) for one row of 2 * inter values.
+void activate(const float* gate_up, int64_t inter, const MoeExpertParams& params, float* out) {
+  switch (params.activation) {
+    case MoeActivation::kSwiGlu:
+      for (int64_t i = 0; i < inter; ++i) {
+        const float gate = gate_up[i];
+        out[i] = gate / (1.0f + std::exp(-gate)) * gate_up[inter + i];
+      }
+      return;
+    case MoeActivation::kClampedSwiGluInterleaved:
+      for (int64_t i = 0; i < inter; ++i) {
+        const float gate = std::min(gate_up[2 * i], params.swiglu_limit);
+        const float up = std::clamp(gate_up[2 * i + 1], -params.swiglu_limit, params.swiglu_limit);
+        out[i] = (up + 1.0f) * gate / (1.0f + std::exp(-params.swiglu_alpha * gate));
+      }
+      return;
+  }
+}
+
+// Expert `e`'s [rows, cols] matrix (or [cols] vector when `stacked` is [E, cols]).
+Tensor expert_slice(const Tensor& stacked, int64_t e) {
+  if (!stacked.defined()) return Tensor{};
+  const Tensor one = stacked.slice_rows(e, e + 1);
+  return stacked.ndim == 2 ? one.reshape({stacked.size(1)})
+                           : one.reshape({stacked.size(1), stacked.size(2)});
+}
+
+}  // namespace
+
+void CpuBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
+                             const MoeExpertWeights& weights, const MoeExpertParams& params,
+                             const Tensor& /*workspace*/, const Tensor& out) {
+  const int64_t n_tokens = x.size(0), hidden = x.size(1), k = topk_ids.size(-1);
+  const int64_t n_experts = weights.gate_up.size(0), inter = weights.down.size(2);
+  HADRON_CHECK(x.dtype == DType::F32 && out.dtype == DType::F32 && out.numel() == x.numel() &&
+                   topk_ids.numel() == n_tokens * k && topk_weights.numel() == n_tokens * k &&
+                   weights.gate_up.ndim == 3 && weights.gate_up.size(1) == 2 * inter &&
+                   weights.gate_up.size(2) == hidden && weights.down.ndim == 3 &&
+                   weights.down.size(0) == n_experts && weights.down.size(1) == hidden,
+               "moe_experts x {} ids {} gate_up {} down {} out {}", x.describe(),
+               topk_ids.describe(), weights.gate_up.describe(), weights.down.describe(),
+               out.describe());
+  float* dst = out.ptr<float>();
+  if (!params.accumulate) std::fill(dst, dst + n_tokens * hidden, 0.0f);
+  const int32_t* ids = topk_ids.ptr<int32_t>();
+  std::vector<int64_t> rows;  // flat (token, slot) indices routed to the current expert
+  std::vector<float> xs, gate_up, activated, ys;
+  for (int64_t e = 0; e < n_experts; ++e) {
+    rows.clear();
+    for (int64_t r = 0; r < n_tokens * k; ++r) {
+      HADRON_CHECK(ids[r] >= 0 && ids[r] < n_experts, "expert id {} of {}", ids[r], n_experts);
+      if (ids[r] == e) rows.push_back(r);
+    }
+    if (rows.empty()) continue;
+    const auto n = static_cast<int64_t>(rows.size());
+    xs.resize(n * hidden), gate_up.resize(n * 2 * inter), activated.resize(n * inter);
+    ys.resize(n * hidden);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(&xs[i * hidden], x.ptr<float>() + rows[i] / k * hidden, hidden * sizeof(float));
+    linear(Tensor::view_of(xs.data(), DType::F32, {n, hidden}), expert_slice(weights.gate_up, e),
+           expert_slice(weights.gate_up_bias, e),
+           Tensor::view_of(gate_up.data(), DType::F32, {n, 2 * inter}));
+    for (int64_t i = 0; i < n; ++i)
+      activate(&gate_up[i * 2 * inter], inter, params, &activated[i * inter]);
+    linear(Tensor::view_of(activated.data(), DType::F32, {n, inter}), expert_slice(weights.down, e),
+           expert_slice(weights.down_bias, e), Tensor::view_of(ys.data(), DType::F32, {n, hidden}));
+    for (int64_t i = 0; i < n; ++i) {
+      const float w = topk_weights.ptr<float>()[rows[i]];
+      float* row = dst + rows[i] / k * hidden;
+      for (int64_t h = 0; h < hidden; ++h) row[h] += w * ys[i * hidden + h];
+    }
+  }
+}
+
+}  // namespace hadron

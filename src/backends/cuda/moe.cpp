@@ -1,0 +1,110 @@
+// CudaBackend's mixture-of-experts ops: validation and dispatch to moe_route.cu and
+// moe_experts.cu.
+#include "backends/cuda/cuda_backend_impl.h"
+#include "backends/cuda/moe_kernels.h"
+
+namespace hadron::cuda {
+
+void CudaBackend::moe_route(const Tensor& logits, const Tensor& correction_bias,
+                            const MoeRoutingParams& params, const Tensor& topk_ids,
+                            const Tensor& topk_weights) {
+  check_tensor(logits, DType::F32, "moe_route logits");
+  check_tensor(topk_ids, DType::I32, "moe_route topk_ids");
+  check_tensor(topk_weights, DType::F32, "moe_route topk_weights");
+  const int64_t n_tokens = logits.size(0), n_experts = logits.size(1), k = params.top_k;
+  HADRON_CHECK(logits.ndim == 2 && n_experts <= kMoeMaxExperts && k >= 1 && k <= 32 &&
+                   k <= n_experts && topk_ids.numel() == n_tokens * k &&
+                   topk_weights.numel() == n_tokens * k,
+               "moe_route {} top-{} into {} (supported: up to {} experts, top-k up to 32)",
+               logits.describe(), k, topk_ids.describe(), kMoeMaxExperts);
+  HADRON_CHECK(params.n_group >= 1 && params.n_group <= 32 && n_experts % params.n_group == 0 &&
+                   params.topk_group >= 1 && params.topk_group <= params.n_group &&
+                   k <= params.topk_group * (n_experts / params.n_group),
+               "moe_route: {} experts in {} groups (at most 32) keeping {} cannot give top-{}",
+               n_experts, params.n_group, params.topk_group, k);
+  MoeRouteArgs args{logits.ptr<float>(),
+                    nullptr,
+                    false,
+                    topk_ids.ptr<int32_t>(),
+                    topk_weights.ptr<float>(),
+                    n_tokens,
+                    static_cast<int>(n_experts),
+                    static_cast<int>(k),
+                    params.scoring == MoeScoring::kSigmoid,
+                    params.normalize,
+                    static_cast<int>(params.n_group),
+                    static_cast<int>(params.topk_group),
+                    params.scaling};
+  if (correction_bias.defined()) {
+    HADRON_CHECK(on_gpu(correction_bias) && correction_bias.numel() == n_experts &&
+                     (correction_bias.dtype == DType::F32 || correction_bias.dtype == DType::BF16),
+                 "moe_route correction bias {} for {} experts", correction_bias.describe(),
+                 n_experts);
+    args.correction_bias = correction_bias.data;
+    args.correction_bias_f32 = correction_bias.dtype == DType::F32;
+  }
+  launch_moe_route(args, stream_);
+}
+
+size_t CudaBackend::moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts,
+                                        int64_t hidden, int64_t inter) const {
+  return moe_workspace_layout(nullptr, n_tokens * top_k, n_experts, hidden, inter, nullptr);
+}
+
+void CudaBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
+                              const MoeExpertWeights& weights, const MoeExpertParams& params,
+                              const Tensor& workspace, const Tensor& out) {
+  check_tensor(x, DType::BF16, "moe_experts x");
+  check_tensor(out, DType::BF16, "moe_experts out");
+  check_tensor(topk_ids, DType::I32, "moe_experts topk_ids");
+  check_tensor(topk_weights, DType::F32, "moe_experts topk_weights");
+  check_tensor(weights.gate_up, DType::BF16, "moe_experts gate_up");
+  check_tensor(weights.down, DType::BF16, "moe_experts down");
+  const int64_t n_tokens = x.size(0), hidden = x.size(1), k = topk_ids.size(-1);
+  const int64_t n_experts = weights.gate_up.size(0), inter = weights.down.size(2);
+  HADRON_CHECK(x.ndim == 2 && out.numel() == x.numel() && topk_ids.numel() == n_tokens * k &&
+                   topk_weights.numel() == n_tokens * k && weights.gate_up.ndim == 3 &&
+                   weights.gate_up.size(1) == 2 * inter && weights.gate_up.size(2) == hidden &&
+                   weights.down.ndim == 3 && weights.down.size(0) == n_experts &&
+                   weights.down.size(1) == hidden && hidden % 8 == 0 && inter % 8 == 0 &&
+                   n_experts <= kMoeMaxExperts,
+               "moe_experts x {} ids {} gate_up {} down {} out {} (hidden and intermediate "
+               "sizes must be multiples of 8, at most {} experts)",
+               x.describe(), topk_ids.describe(), weights.gate_up.describe(),
+               weights.down.describe(), out.describe(), kMoeMaxExperts);
+  if (weights.gate_up_bias.defined()) {
+    check_tensor(weights.gate_up_bias, DType::BF16, "moe_experts gate_up_bias");
+    HADRON_CHECK(weights.gate_up_bias.numel() == n_experts * 2 * inter, "gate_up bias {}",
+                 weights.gate_up_bias.describe());
+  }
+  if (weights.down_bias.defined()) {
+    check_tensor(weights.down_bias, DType::BF16, "moe_experts down_bias");
+    HADRON_CHECK(weights.down_bias.numel() == n_experts * hidden, "down bias {}",
+                 weights.down_bias.describe());
+  }
+  const size_t needed = moe_workspace_bytes(n_tokens, k, n_experts, hidden, inter);
+  HADRON_CHECK(on_gpu(workspace) && workspace.nbytes() >= needed,
+               "moe_experts workspace {} (needs {} bytes)", workspace.describe(), needed);
+  MoeWorkspace pieces;
+  moe_workspace_layout(workspace.data, n_tokens * k, n_experts, hidden, inter, &pieces);
+  const MoeExpertsArgs args{x.data,
+                            topk_ids.ptr<int32_t>(),
+                            topk_weights.ptr<float>(),
+                            weights.gate_up.data,
+                            weights.gate_up_bias.data,
+                            weights.down.data,
+                            weights.down_bias.data,
+                            out.data,
+                            n_tokens,
+                            hidden,
+                            inter,
+                            static_cast<int>(n_experts),
+                            static_cast<int>(k),
+                            params.activation == MoeActivation::kClampedSwiGluInterleaved,
+                            params.swiglu_limit,
+                            params.swiglu_alpha,
+                            params.accumulate};
+  launch_moe_experts(args, pieces, stream_);
+}
+
+}  // namespace hadron::cuda

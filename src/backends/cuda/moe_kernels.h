@@ -1,0 +1,62 @@
+// Launchers of the mixture-of-experts kernels (moe_route.cu, moe_experts.cu). As kernels.h:
+// raw device pointers and sizes that moe.cpp has validated; bf16 activations and weights.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hadron::cuda {
+
+struct MoeRouteArgs {
+  const float* logits;          // [n_tokens, n_experts]
+  const void* correction_bias;  // [n_experts] or null
+  bool correction_bias_f32;     // else bf16
+  int32_t* topk_ids;            // [n_tokens, top_k]
+  float* topk_weights;          // [n_tokens, top_k]
+  int64_t n_tokens;
+  int n_experts;  // <= kMoeMaxExperts
+  int top_k;      // <= 32
+  bool sigmoid;   // else softmax
+  bool normalize;
+  int n_group, topk_group;  // n_group <= 32
+  float scaling;
+};
+inline constexpr int kMoeMaxExperts = 1024;
+void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream);
+
+// Scratch of moe_experts, carved from one workspace buffer (moe_workspace_layout).
+struct MoeWorkspace {
+  int32_t* offsets;       // [n_experts + 1] first sorted row of each expert
+  int32_t* active;        // [n_experts] experts with tokens, then n_active at active[n_experts]
+  int32_t* sorted_pairs;  // [n_pairs] pair index t * top_k + j, grouped by expert
+  int32_t* pair_rows;     // [n_pairs] row of pair p in the sorted order
+  void* activated;        // bf16 [n_pairs, inter]
+  void* expert_out;       // bf16 [n_pairs, hidden]
+};
+// Byte offsets of the pieces; returns the total size. base null: sizes only.
+size_t moe_workspace_layout(void* base, int64_t n_pairs, int64_t n_experts, int64_t hidden,
+                            int64_t inter, MoeWorkspace* out);
+
+struct MoeExpertsArgs {
+  const void* x;              // [n_tokens, hidden]
+  const int32_t* topk_ids;    // [n_tokens, top_k]
+  const float* topk_weights;  // [n_tokens, top_k]
+  const void* gate_up;        // [n_experts, 2 inter, hidden]
+  const void* gate_up_bias;   // [n_experts, 2 inter] or null
+  const void* down;           // [n_experts, hidden, inter]
+  const void* down_bias;      // [n_experts, hidden] or null
+  void* out;                  // [n_tokens, hidden]
+  int64_t n_tokens, hidden, inter;
+  int n_experts, top_k;
+  bool interleaved_clamped;  // gpt-oss activation, else SwiGLU on [gate | up]
+  float swiglu_limit, swiglu_alpha;
+  bool accumulate;
+};
+// Sorts the (token, slot) pairs by expert, runs each expert's gate_up and down products over
+// its rows (weights read once per expert), and combines the rows per token in slot order.
+void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                        cudaStream_t stream);
+
+}  // namespace hadron::cuda

@@ -1,0 +1,75 @@
+#include "models/moe_block.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hadron {
+
+MoeRoutingParams moe_routing_from_config(const ModelConfig& config, MoeScoring scoring) {
+  MoeRoutingParams routing;
+  routing.scoring = scoring;
+  routing.top_k = config.moe.n_experts_per_token;
+  routing.normalize = config.moe.norm_topk_prob;
+  routing.n_group = config.moe.n_group;
+  routing.topk_group = config.moe.topk_group;
+  routing.scaling = static_cast<float>(config.moe.routed_scaling_factor);
+  return routing;
+}
+
+bool is_sparse_layer(const ModelConfig& config, int64_t layer_idx) {
+  const MoeConfig& moe = config.moe;
+  if (!config.is_moe() || layer_idx < moe.first_k_dense_replace) return false;
+  if (std::ranges::find(moe.mlp_only_layers, layer_idx) != moe.mlp_only_layers.end()) return false;
+  return (layer_idx + 1) % moe.decoder_sparse_step == 0;
+}
+
+void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
+                       const MoeOptions& options) {
+  options_ = options;
+  n_experts_ = config.moe.n_experts;
+  hidden_ = config.hidden_size;
+  inter_ = config.moe.expert_intermediate_size;
+  const MoeNames& names = options.names;
+  const std::string block = prefix + names.block + ".";
+  plan.add(&router_, block + names.router + ".weight", {n_experts_, hidden_});
+  if (options.router_bias) plan.add(&router_bias_, block + names.router + ".bias", {n_experts_});
+  if (options.correction_bias)
+    plan.add(&correction_bias_, block + names.router + ".e_score_correction_bias", {n_experts_});
+  std::vector<WeightSource> gate_up, down;
+  for (int64_t e = 0; e < n_experts_; ++e) {
+    const std::string expert = fmt::format("{}{}.{}.", block, names.experts, e);
+    gate_up.push_back({expert + names.gate + ".weight", {inter_, hidden_}});
+    gate_up.push_back({expert + names.up + ".weight", {inter_, hidden_}});
+    down.push_back({expert + names.down + ".weight", {hidden_, inter_}});
+  }
+  plan.add_merged(&gate_up_, std::move(gate_up));  // [E * 2I, H]
+  plan.add_merged(&down_, std::move(down));        // [E * H, I]
+  if (options.shared_experts)
+    shared_.declare(plan, block + "shared_experts.", hidden_,
+                    config.moe.shared_expert_intermediate_size);
+}
+
+void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
+  const int64_t n_tokens = x.size(0), k = options_.routing.top_k;
+  const Tensor logits = arena.alloc(DType::F32, {n_tokens, n_experts_});
+  backend.linear(x, router_, router_bias_, logits);
+  const Tensor ids = arena.alloc(DType::I32, {n_tokens, k});
+  const Tensor weights = arena.alloc(DType::F32, {n_tokens, k});
+  backend.moe_route(logits, correction_bias_, options_.routing, ids, weights);
+  MoeExpertParams params = options_.experts;
+  if (options_.shared_experts) {
+    shared_.forward(backend, x, arena, out);
+    params.accumulate = true;
+  }
+  const MoeExpertWeights experts{gate_up_.reshape({n_experts_, 2 * inter_, hidden_}), gate_up_bias_,
+                                 down_.reshape({n_experts_, hidden_, inter_}), down_bias_};
+  const size_t workspace_bytes =
+      backend.moe_workspace_bytes(n_tokens, k, n_experts_, hidden_, inter_);
+  const Tensor workspace = workspace_bytes > 0
+                               ? arena.alloc(DType::U8, {static_cast<int64_t>(workspace_bytes)})
+                               : Tensor{};
+  backend.moe_experts(x, ids, weights, experts, params, workspace, out);
+}
+
+}  // namespace hadron

@@ -1,0 +1,57 @@
+// Mixture-of-experts feed-forward with options: a router (optionally biased, optionally with a
+// selection-only score correction), routed experts stacked per layer, optional shared experts
+// added to the routed sum. Routing and expert maths are Backend ops (ops/moe.h).
+#pragma once
+
+#include <string>
+
+#include "core/arena.h"
+#include "loader/hf_config.h"
+#include "loader/weight_plan.h"
+#include "models/attention_block.h"
+#include "ops/backend.h"
+
+namespace hadron {
+
+// Checkpoint names below the block's prefix ("model.layers.N.<block>.").
+struct MoeNames {
+  std::string block = "mlp";    // Mixtral: block_sparse_moe
+  std::string router = "gate";  // <router>.weight [E, H]; gpt-oss: router
+  std::string experts = "experts";
+  // Per-expert checkpoints: <experts>.<e>.<gate|up|down>.weight. Mixtral: w1, w3, w2.
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+};
+
+struct MoeOptions {
+  MoeRoutingParams routing;
+  MoeExpertParams experts;
+  MoeNames names;
+  bool router_bias = false;      // <router>.bias [E] (gpt-oss)
+  bool correction_bias = false;  // <router>.e_score_correction_bias [E] (GLM-4.5)
+  bool shared_experts = false;   // shared_experts.{gate,up,down}_proj (GLM-4.5)
+};
+
+// Routing parameters as the config gives them (top-k, norm_topk_prob, groups, scaling).
+MoeRoutingParams moe_routing_from_config(const ModelConfig& config, MoeScoring scoring);
+
+// Whether layer `layer_idx` uses experts: MoE configs with decoder_sparse_step,
+// mlp_only_layers and first_k_dense_replace as transformers reads them.
+bool is_sparse_layer(const ModelConfig& config, int64_t layer_idx);
+
+class MoeBlock {
+ public:
+  // prefix: e.g. "model.layers.3."; the block's own name comes from options.names.block.
+  void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
+               const MoeOptions& options);
+  // x: normed input [T, hidden]; out: [T, hidden].
+  void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
+
+ private:
+  MoeOptions options_;
+  int64_t n_experts_ = 0, hidden_ = 0, inter_ = 0;
+  Tensor router_, router_bias_, correction_bias_;
+  Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // loaded shapes; viewed as MoeExpertWeights
+  GatedMlp shared_;
+};
+
+}  // namespace hadron

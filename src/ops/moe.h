@@ -1,0 +1,54 @@
+// Parameters of the mixture-of-experts ops (Backend::moe_route, Backend::moe_experts).
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace hadron {
+
+enum class MoeScoring : uint8_t {
+  kSoftmax,  // softmax over all experts (Qwen3-MoE, Mixtral; gpt-oss's softmax over the
+             // top-k logits equals the renormalised top-k of this)
+  kSigmoid   // independent sigmoids (GLM-4.5, DeepSeek-V3)
+};
+
+// How a token's router logits become top_k (expert, weight) pairs:
+//   scores = softmax(logits) or sigmoid(logits)
+//   choice = scores + correction_bias (when given; used for selection only)
+//   grouped selection when n_group > 1: the experts form n_group equal groups, a group's score
+//   is the sum of its best two `choice` values, only the best topk_group groups stay eligible
+//   ids = the top_k eligible experts by `choice`; weights = scores[ids]
+//   normalize: weights /= sum(weights) (+1e-20 for sigmoid scoring); then weights *= scaling.
+struct MoeRoutingParams {
+  MoeScoring scoring = MoeScoring::kSoftmax;
+  int64_t top_k = 1;
+  bool normalize = true;
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
+  float scaling = 1.0f;  // routed_scaling_factor
+};
+
+enum class MoeActivation : uint8_t {
+  kSwiGlu,  // gate_up rows [gate | up]: silu(gate) * up
+  // gpt-oss: gate_up rows interleaved (gate = even, up = odd); gate = min(gate, limit),
+  // up = clamp(up, -limit, limit), out = (up + 1) * gate * sigmoid(alpha * gate)
+  kClampedSwiGluInterleaved
+};
+
+struct MoeExpertParams {
+  MoeActivation activation = MoeActivation::kSwiGlu;
+  float swiglu_limit = 7.0f;
+  float swiglu_alpha = 1.702f;
+  bool accumulate = false;  // out += the experts' sum instead of out = it
+};
+
+// The stacked weights of E experts with intermediate size I over hidden size H.
+struct MoeExpertWeights {
+  Tensor gate_up;       // [E, 2I, H]
+  Tensor gate_up_bias;  // [E, 2I] or undefined
+  Tensor down;          // [E, H, I]
+  Tensor down_bias;     // [E, H] or undefined
+};
+
+}  // namespace hadron

@@ -1,0 +1,158 @@
+// CUDA vs CPU: MoE routing (softmax, sigmoid with score correction, grouped top-k) and the
+// expert computation (SwiGLU and gpt-oss's clamped interleaved variant, biases, accumulate)
+// at real (Qwen3-30B-A3B, GLM-4.5, gpt-oss) and awkward shapes.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "op_test_util.h"
+
+namespace hadron::test {
+namespace {
+
+class MoeTest : public OpTest {
+ protected:
+  // Selection values c[t, e] that are far apart (no near-ties between experts, nor between
+  // groups' best-two sums): group g of each token gets its own level, experts a spread
+  // within it, both in random order.
+  std::vector<float> separated_choices(int64_t n_tokens, int64_t n_experts, int64_t n_group) {
+    const int64_t group_size = n_experts / n_group;
+    const float level = 0.8f / static_cast<float>(n_group);
+    std::vector<float> choice(n_tokens * n_experts);
+    std::vector<int64_t> group_rank(n_group), member_rank(group_size);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      std::iota(group_rank.begin(), group_rank.end(), 0);
+      std::shuffle(group_rank.begin(), group_rank.end(), rng_);
+      for (int64_t g = 0; g < n_group; ++g) {
+        std::iota(member_rank.begin(), member_rank.end(), 0);
+        std::shuffle(member_rank.begin(), member_rank.end(), rng_);
+        for (int64_t m = 0; m < group_size; ++m)
+          choice[t * n_experts + g * group_size + m] =
+              0.1f + level * (group_rank[g] + 0.25f * member_rank[m] / group_size);
+      }
+    }
+    return choice;
+  }
+};
+
+struct RouteCase {
+  int64_t n_tokens, n_experts, top_k;
+  MoeScoring scoring;
+  bool normalize, correction;
+  int64_t n_group, topk_group;
+  float scaling;
+};
+
+TEST_F(MoeTest, RouteMatchesCpu) {
+  const RouteCase cases[] = {
+      {1, 128, 8, MoeScoring::kSoftmax, true, false, 1, 1, 1.0f},    // Qwen3-30B-A3B
+      {37, 8, 2, MoeScoring::kSoftmax, true, false, 1, 1, 1.0f},     // Mixtral
+      {300, 32, 4, MoeScoring::kSoftmax, false, false, 1, 1, 1.0f},  // gpt-oss size
+      {5, 160, 8, MoeScoring::kSigmoid, true, true, 1, 1, 2.5f},     // GLM-4.5
+      {64, 256, 8, MoeScoring::kSigmoid, true, true, 8, 4, 2.5f},    // DeepSeek-V3 groups
+      {3, 12, 3, MoeScoring::kSigmoid, false, true, 4, 2, 1.0f}};
+  for (const RouteCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << "T " << c.n_tokens << " E " << c.n_experts << " k "
+                                    << c.top_k << " groups " << c.n_group);
+    const int64_t n = c.n_tokens * c.n_experts;
+    std::vector<float> logits(n), bias;
+    if (c.scoring == MoeScoring::kSoftmax) {
+      // Distinct logits 0.05 apart in random order.
+      std::vector<int64_t> rank(c.n_experts);
+      for (int64_t t = 0; t < c.n_tokens; ++t) {
+        std::iota(rank.begin(), rank.end(), 0);
+        std::shuffle(rank.begin(), rank.end(), rng_);
+        for (int64_t e = 0; e < c.n_experts; ++e)
+          logits[t * c.n_experts + e] = 0.05f * static_cast<float>(rank[e]) - 2.0f;
+      }
+    } else {
+      // logit = sigmoid^-1(choice - bias), so scores + bias give the separated choices.
+      const std::vector<float> choice = separated_choices(c.n_tokens, c.n_experts, c.n_group);
+      bias = c.correction ? random_floats(c.n_experts, 0.03f) : std::vector<float>{};
+      for (float& b : bias) b = std::clamp(b, -0.09f, 0.09f);
+      for (int64_t i = 0; i < n; ++i) {
+        const float score = choice[i] - (bias.empty() ? 0.0f : bias[i % c.n_experts]);
+        logits[i] = std::log(score / (1.0f - score));
+      }
+    }
+    const MoeRoutingParams params{c.scoring, c.top_k,      c.normalize,
+                                  c.n_group, c.topk_group, c.scaling};
+    DeviceTensor logits_gpu = upload(logits, {c.n_tokens, c.n_experts}, DType::F32);
+    DeviceTensor bias_gpu;
+    if (!bias.empty()) bias_gpu = upload(bias, {c.n_experts}, DType::F32);
+    DeviceTensor ids_gpu =
+        upload_i32(std::vector<int32_t>(c.n_tokens * c.top_k, -7), {c.n_tokens, c.top_k});
+    DeviceTensor weights_gpu = poisoned({c.n_tokens, c.top_k}, DType::F32);
+    gpu_->moe_route(logits_gpu.tensor, bias_gpu.tensor, params, ids_gpu.tensor, weights_gpu.tensor);
+    std::vector<int32_t> ids(c.n_tokens * c.top_k);
+    std::vector<float> weights(c.n_tokens * c.top_k);
+    cpu_->moe_route(host_view(logits, {c.n_tokens, c.n_experts}),
+                    bias.empty() ? Tensor{} : host_view(bias, {c.n_experts}), params,
+                    host_view_i32(ids, {c.n_tokens, c.top_k}),
+                    host_view(weights, {c.n_tokens, c.top_k}));
+    // Both list the picks by decreasing choice, so ids compare element by element.
+    EXPECT_EQ(download_i32(ids_gpu.tensor), ids);
+    EXPECT_CLOSE(download(weights_gpu.tensor), weights, 1e-5);
+  }
+}
+
+struct ExpertsCase {
+  int64_t n_tokens, n_experts, top_k, hidden, inter;
+  MoeActivation activation;
+  bool biases, accumulate;
+};
+
+TEST_F(MoeTest, ExpertsMatchCpu) {
+  const ExpertsCase cases[] = {
+      // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
+      {1, 16, 8, 2048, 768, MoeActivation::kSwiGlu, false, false},
+      {16, 16, 8, 2048, 768, MoeActivation::kSwiGlu, false, true},  // + shared-expert sum
+      {5, 128, 8, 256, 64, MoeActivation::kSwiGlu, false, false},   // many experts
+      {3, 8, 2, 1024, 1792, MoeActivation::kSwiGlu, false, false},
+      {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
+      {200, 16, 3, 136, 40, MoeActivation::kSwiGlu, true, true}};
+  for (const ExpertsCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << "T " << c.n_tokens << " E " << c.n_experts << " k "
+                                    << c.top_k << " H " << c.hidden << " I " << c.inter);
+    const int64_t E = c.n_experts, H = c.hidden, I = c.inter, T = c.n_tokens, k = c.top_k;
+    std::vector<float> x = random_floats(T * H);
+    std::vector<float> gate_up = random_floats(E * 2 * I * H, 1.0f / std::sqrt(H));
+    std::vector<float> down = random_floats(E * H * I, 1.0f / std::sqrt(I));
+    std::vector<float> gate_up_bias = random_floats(E * 2 * I, 0.1f);
+    std::vector<float> down_bias = random_floats(E * H, 0.1f);
+    std::vector<float> out = random_floats(T * H);  // accumulated into when c.accumulate
+    std::vector<int32_t> ids(T * k);
+    std::vector<int32_t> experts(E);
+    std::iota(experts.begin(), experts.end(), 0);
+    for (int64_t t = 0; t < T; ++t) {  // k distinct experts per token
+      std::shuffle(experts.begin(), experts.end(), rng_);
+      std::copy_n(experts.begin(), k, ids.begin() + t * k);
+    }
+    std::vector<float> weights = random_floats(T * k, 0.5f);
+    for (float& w : weights) w = std::abs(w);
+    DeviceTensor x_gpu = upload(x, {T, H}), gu_gpu = upload(gate_up, {E, 2 * I, H});
+    DeviceTensor down_gpu = upload(down, {E, H, I}), gub_gpu = upload(gate_up_bias, {E, 2 * I});
+    DeviceTensor db_gpu = upload(down_bias, {E, H});
+    DeviceTensor ids_gpu = upload_i32(ids, {T, k});
+    DeviceTensor w_gpu = upload(weights, {T, k}, DType::F32);
+    DeviceTensor out_gpu = c.accumulate ? upload(out, {T, H}) : poisoned({T, H});
+    const size_t workspace_bytes = gpu_->moe_workspace_bytes(T, k, E, H, I);
+    Buffer workspace = gpu_->allocate(workspace_bytes);
+    const Tensor workspace_view = workspace.view(DType::U8, {int64_t(workspace_bytes)});
+    const MoeExpertParams params{c.activation, 7.0f, 1.702f, c.accumulate};
+    const MoeExpertWeights gpu_weights{gu_gpu.tensor, c.biases ? gub_gpu.tensor : Tensor{},
+                                       down_gpu.tensor, c.biases ? db_gpu.tensor : Tensor{}};
+    gpu_->moe_experts(x_gpu.tensor, ids_gpu.tensor, w_gpu.tensor, gpu_weights, params,
+                      workspace_view, out_gpu.tensor);
+    const MoeExpertWeights cpu_weights{host_view(gate_up, {E, 2 * I, H}),
+                                       c.biases ? host_view(gate_up_bias, {E, 2 * I}) : Tensor{},
+                                       host_view(down, {E, H, I}),
+                                       c.biases ? host_view(down_bias, {E, H}) : Tensor{}};
+    cpu_->moe_experts(host_view(x, {T, H}), host_view_i32(ids, {T, k}), host_view(weights, {T, k}),
+                      cpu_weights, params, Tensor{}, host_view(out, {T, H}));
+    EXPECT_CLOSE(download(out_gpu.tensor), out, kGemmTol);
+  }
+}
+
+}  // namespace
+}  // namespace hadron::test
