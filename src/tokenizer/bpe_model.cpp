@@ -10,8 +10,6 @@ namespace hadron::tok {
 namespace {
 
 constexpr int32_t kRemoved = -1;
-// Real vocabularies stay under a million tokens; larger ids are corrupt files.
-constexpr int32_t kMaxId = 1 << 24;
 
 struct MergeCandidate {
   uint32_t rank;
@@ -29,25 +27,14 @@ struct MergeCandidate {
 BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges,
                    BpeOptions options)
-    : options_(std::move(options)), merges_(merges.size()) {
+    : Model(vocab), options_(std::move(options)), merges_(merges.size()) {
   if (options_.byte_level &&
       !(options_.continuing_subword_prefix.empty() && options_.end_of_word_suffix.empty())) {
     input_error("tokenizer: BPE continuing_subword_prefix/end_of_word_suffix with a ByteLevel "
                 "pre-tokenizer is not supported");
   }
-  int32_t max_id = -1;
-  for (const auto& [token, id] : vocab) {
-    if (id < 0 || id > kMaxId) {
-      input_error("tokenizer: vocabulary id {} of \"{}\" is {}", id, token,
-                  id < 0 ? "negative" : "implausibly large");
-    }
-    max_id = std::max(max_id, id);
-  }
-  id_to_token_.resize(static_cast<size_t>(max_id) + 1);
   std::fill(std::begin(byte_ids_), std::end(byte_ids_), -1);
   for (const auto& [token, id] : vocab) {
-    vocab_.put(token, id);
-    id_to_token_[id] = token;
     if (!options_.byte_level) {
       word_vocab_.put(token, id);
       continue;
@@ -76,12 +63,6 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
                 (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(*merged_id));
   }
   if (options_.unk_token) unk_id_ = vocab_.find(*options_.unk_token);
-}
-
-const std::string& BpeModel::id_to_token(int32_t id) const {
-  static const std::string empty;
-  if (id < 0 || id >= size()) return empty;
-  return id_to_token_[id];
 }
 
 // One character of a word (HF BPE::merge_word): its token, else its bytes' <0xXX> tokens,

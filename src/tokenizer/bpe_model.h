@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tokenizer/flat_map.h"
+#include "tokenizer/model.h"
 
 namespace hadron::tok {
 
@@ -27,7 +28,7 @@ struct BpeOptions {
   std::string end_of_word_suffix;
 };
 
-class BpeModel {
+class BpeModel final : public Model {
  public:
   // vocab: token -> id; merges: (left, right) pairs, highest priority first.
   // Throws InputError when a merge names a token that is not in the vocabulary.
@@ -35,13 +36,8 @@ class BpeModel {
            const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options);
 
   // Appends the ids of one pre-tokenized word (in the model's alphabet, see BpeOptions).
-  void tokenize(std::string_view word, std::vector<int32_t>& out) const;
+  void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
 
-  std::optional<int32_t> token_to_id(std::string_view token) const { return vocab_.find(token); }
-  // Empty when the id is not in the vocabulary.
-  const std::string& id_to_token(int32_t id) const;
-  // One past the largest id in the vocabulary.
-  int32_t size() const { return static_cast<int32_t>(id_to_token_.size()); }
 
  private:
   struct Symbol {
@@ -59,9 +55,7 @@ class BpeModel {
   }
 
   BpeOptions options_;
-  StringMap vocab_;        // token as written in the file -> id
   StringMap word_vocab_;   // token in the words' alphabet (raw bytes when byte-level) -> id
-  std::vector<std::string> id_to_token_;
   PairMap merges_;         // (left id, right id) -> rank << 32 | merged id
   int32_t byte_ids_[256];  // byte-level: id of each byte's character, -1 when absent
   std::optional<int32_t> unk_id_;

@@ -71,6 +71,10 @@ void Decoder::add_from_json(const nlohmann::json& json) {
     step.text = std::move(pattern.literal);
     step.regex = std::move(pattern.regex);
     step.content = json.at("content").get<std::string>();
+  } else if (type == "WordPiece") {
+    step.kind = Kind::kWordPiece;
+    step.text = json.value("prefix", std::string("##"));
+    step.prepend = json.value("cleanup", true);
   } else {
     input_error("tokenizer: decoder type \"{}\" is not supported", type);
   }
@@ -136,6 +140,25 @@ void Decoder::strip(const Step& step, std::string& token) {
   token = token.substr(begin, end - begin);
 }
 
+// WordPiece: a token after the first loses its continuation prefix or gains a leading space;
+// cleanup then undoes BERT's spacing of punctuation and English contractions.
+void Decoder::wordpiece(const Step& step, std::vector<std::string>& tokens) {
+  static const std::pair<const char*, const char*> kCleanup[] = {
+      {" .", "."},      {" ?", "?"},      {" !", "!"},           {" ,", ","},
+      {" ' ", "'"},     {" n't", "n't"},  {" 'm", "'m"},         {" do not", " don't"},
+      {" 's", "'s"},    {" 've", "'ve"},  {" 're", "'re"}};
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string& token = tokens[i];
+    if (i > 0 && token.compare(0, step.text.size(), step.text) == 0) {
+      token.erase(0, step.text.size());
+    } else if (i > 0) {
+      token.insert(0, 1, ' ');
+    }
+    if (!step.prepend) continue;
+    for (const auto& [from, to] : kCleanup) token = replace_all(token, from, to);
+  }
+}
+
 void Decoder::apply(const Step& step, std::vector<std::string>& tokens) {
   switch (step.kind) {
     case Kind::kByteLevel: {
@@ -161,6 +184,9 @@ void Decoder::apply(const Step& step, std::vector<std::string>& tokens) {
     }
     case Kind::kStrip:
       for (std::string& token : tokens) strip(step, token);
+      return;
+    case Kind::kWordPiece:
+      wordpiece(step, tokens);
       return;
     case Kind::kReplace:
       for (std::string& token : tokens) {

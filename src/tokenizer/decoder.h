@@ -1,5 +1,5 @@
 // Decoders of Hugging Face tokenizers: ByteLevel, Metaspace, ByteFallback, Fuse, Strip,
-// Replace and Sequence (flattened), applied to the token strings of a sequence of ids.
+// Replace, WordPiece and Sequence (flattened), applied to the token strings of a sequence of ids.
 #pragma once
 
 #include <memory>
@@ -34,19 +34,21 @@ class Decoder {
   static std::string byte_level_bytes(const std::string& token);
 
  private:
-  enum class Kind { kByteLevel, kMetaspace, kByteFallback, kFuse, kStrip, kReplace };
+  enum class Kind { kByteLevel, kMetaspace, kByteFallback, kFuse, kStrip, kReplace, kWordPiece };
   struct Step {
     Kind kind;
-    std::string text;     // Metaspace: replacement; Strip: content; Replace: pattern string
+    std::string text;     // Metaspace: replacement; Strip: content; Replace: pattern string;
+                          // WordPiece: the continuation prefix
     std::string content;  // Replace: the replacement
     std::shared_ptr<const Regex> regex;  // Replace with a Regex pattern
     size_t start = 0, stop = 0;  // Strip
-    bool prepend = true;         // Metaspace: prepend_scheme is not "never"
+    bool prepend = true;         // Metaspace: prepend_scheme is not "never"; WordPiece: cleanup
   };
   void add_from_json(const nlohmann::json& json);
   static void apply(const Step& step, std::vector<std::string>& tokens);
   static void byte_fallback(std::vector<std::string>& tokens);
   static void strip(const Step& step, std::string& token);
+  static void wordpiece(const Step& step, std::vector<std::string>& tokens);
 
   std::vector<Step> steps_;
   bool present_ = false;

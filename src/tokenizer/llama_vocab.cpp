@@ -1,7 +1,8 @@
 // Tokenizer::from_llama_vocab: the Hugging Face pipeline a llama.cpp vocabulary was converted
 // from. "gpt2" vocabularies hold the byte-level BPE tokens and merges of tokenizer.json;
 // "llama" ones the SentencePiece pieces and scores, from which the merges are rebuilt the way
-// transformers' SentencePieceExtractor builds them for LlamaTokenizerFast.
+// transformers' SentencePieceExtractor builds them for LlamaTokenizerFast; "bert" ones the
+// WordPiece vocabulary of BertTokenizerFast.
 #include <algorithm>
 
 #include "core/error.h"
@@ -10,6 +11,7 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/wordpiece_model.h"
 
 namespace hadron {
 namespace {
@@ -51,14 +53,14 @@ void validate(const LlamaVocab& vocab) {
 
 // Control and user-defined tokens are added tokens of tokenizer.json, found in the raw text;
 // control ones (and the unknown token) are special.
-std::vector<AddedToken> added_tokens(const LlamaVocab& vocab) {
+std::vector<AddedToken> added_tokens(const LlamaVocab& vocab, const std::vector<std::string>& tokens) {
   std::vector<AddedToken> added;
-  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+  for (size_t id = 0; id < tokens.size(); ++id) {
     const LlamaTokenType type = type_of(vocab, id);
     const bool special = type == LlamaTokenType::kControl || type == LlamaTokenType::kUnknown;
-    if ((!special && type != LlamaTokenType::kUserDefined) || vocab.tokens[id].empty()) continue;
+    if ((!special && type != LlamaTokenType::kUserDefined) || tokens[id].empty()) continue;
     AddedToken token;
-    token.content = vocab.tokens[id];
+    token.content = tokens[id];
     token.id = static_cast<int32_t>(id);
     token.special = special;
     added.push_back(std::move(token));
@@ -167,31 +169,68 @@ void build_byte_level_bpe(const LlamaVocab& vocab, TokenizerState& state) {
   state.decoder = tok::Decoder::from_json({{"type", "ByteLevel"}});
 }
 
+// A WordPiece token as tokenizer.json writes it: llama.cpp writes word-initial pieces with a
+// U+2581 prefix and continuation pieces without their "##"; "[X]" tokens are kept as they are.
+std::string wordpiece_token(const std::string& token) {
+  if (token.size() >= 2 && token.front() == '[' && token.back() == ']') return token;
+  if (token.starts_with(kSpace)) return token.substr(std::string_view(kSpace).size());
+  return "##" + token;
+}
+
+// BertTokenizerFast of an uncased model (llama.cpp's WPM tokenizer always lowercases):
+// BertNormalizer, BertPreTokenizer, WordPiece and its decoder. Returns the tokens as written
+// in the model's vocabulary.
+std::vector<std::string> build_wordpiece(const LlamaVocab& vocab, TokenizerState& state) {
+  state.normalizer = tok::Normalizer::from_json({{"type", "BertNormalizer"}, {"lowercase", true}});
+  state.pre_tokenizer = tok::PreTokenizer::from_json({{"type", "BertPreTokenizer"}});
+  std::vector<std::string> tokens;
+  std::vector<std::pair<std::string, int32_t>> model_vocab;
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    tokens.push_back(wordpiece_token(vocab.tokens[id]));
+    model_vocab.emplace_back(tokens.back(), static_cast<int32_t>(id));
+  }
+  tok::WordPieceOptions options;
+  if (const std::optional<std::string> unk = unk_token(vocab)) options.unk_token = wordpiece_token(*unk);
+  state.model = std::make_unique<tok::WordPieceModel>(model_vocab, options);
+  state.decoder = tok::Decoder::from_json({{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}});
+  return tokens;
+}
+
+// The ids the post-processor puts around a sequence: BOS (SentencePiece and byte-level BPE) or
+// [CLS] ... [SEP] (WordPiece), unless the file's add_bos/add_eos flags say otherwise.
+void add_template_ids(const LlamaVocab& vocab, TokenizerState& state) {
+  const bool bert = vocab.model == "bert";
+  const std::optional<int32_t> first = bert && vocab.cls_id ? vocab.cls_id : vocab.bos_id;
+  const std::optional<int32_t> last = bert && vocab.sep_id ? vocab.sep_id : vocab.eos_id;
+  if (vocab.add_bos.value_or(bert || vocab.model == "llama")) {
+    if (!first) input_error("a BOS/CLS token is to be added but its id is not given");
+    state.prefix_ids.push_back(*first);
+  }
+  if (vocab.add_eos.value_or(bert)) {
+    if (!last) input_error("an EOS/SEP token is to be added but its id is not given");
+    state.suffix_ids.push_back(*last);
+  }
+}
+
 }  // namespace
 
 Tokenizer Tokenizer::from_llama_vocab(const LlamaVocab& vocab, const std::string& origin) {
   try {
     validate(vocab);
     auto state = std::make_shared<TokenizerState>();
-    bool default_add_bos = false;
+    std::vector<std::string> tokens = vocab.tokens;
     if (vocab.model == "llama") {
       build_spm(vocab, *state);
-      default_add_bos = true;
     } else if (vocab.model == "gpt2") {
       build_byte_level_bpe(vocab, *state);
+    } else if (vocab.model == "bert") {
+      tokens = build_wordpiece(vocab, *state);
     } else {
-      input_error("tokenizer.ggml.model \"{}\" is not supported (supported: llama, gpt2)",
+      input_error("tokenizer.ggml.model \"{}\" is not supported (supported: llama, gpt2, bert)",
                   vocab.model);
     }
-    if (vocab.add_bos.value_or(default_add_bos)) {
-      if (!vocab.bos_id) input_error("add_bos_token is set but there is no bos_token_id");
-      state->prefix_ids.push_back(*vocab.bos_id);
-    }
-    if (vocab.add_eos.value_or(false)) {
-      if (!vocab.eos_id) input_error("add_eos_token is set but there is no eos_token_id");
-      state->suffix_ids.push_back(*vocab.eos_id);
-    }
-    state->finalize(added_tokens(vocab));
+    add_template_ids(vocab, *state);
+    state->finalize(added_tokens(vocab, tokens));
     return Tokenizer(std::move(state));
   } catch (const InputError& e) {
     input_error("{}: {}", origin, e.what());

@@ -101,6 +101,21 @@ void Normalizer::add_from_json(const nlohmann::json& json) {
     Pattern pattern = pattern_from_json(json.at("pattern"));
     steps_.push_back({Kind::kReplace, std::move(pattern.literal), json.at("content").get<std::string>(),
                       std::move(pattern.regex)});
+  } else if (type == "BertNormalizer") {
+    const auto bert_step = [&](void (*fn)(std::string&)) {
+      steps_.push_back({Kind::kBertStep, {}, {}, nullptr, fn});
+    };
+    const bool lowercase = json.value("lowercase", true);
+    const nlohmann::json& strip_accents = json.value("strip_accents", nlohmann::json());
+    if (json.value("clean_text", true)) bert_step(bert_clean_text);
+    if (json.value("handle_chinese_chars", true)) bert_step(pad_chinese_chars);
+    if (strip_accents.is_null() ? lowercase : strip_accents.get<bool>()) {
+      steps_.push_back({Kind::kNfd, {}, {}, nullptr});
+      bert_step(strip_nonspacing_marks);
+    }
+    if (lowercase) bert_step(tok::lowercase);
+  } else if (type == "Lowercase") {
+    steps_.push_back({Kind::kBertStep, {}, {}, nullptr, lowercase});
   } else {
     input_error("tokenizer: normalizer type \"{}\" is not supported", type);
   }
@@ -126,6 +141,9 @@ void Normalizer::apply(const Step& step, std::string& text) {
     case Kind::kReplace:
       text = step.regex ? replace_all(text, *step.regex, step.content)
                         : replace_all(text, step.text, step.content);
+      return;
+    case Kind::kBertStep:
+      step.bert_step(text);
       return;
   }
 }

@@ -26,6 +26,10 @@ bool is_numeric(char32_t cp) {
 // is_ascii_punctuation or a Unicode punctuation category.
 constexpr const char* kPunctuationPattern = R"([\p{P}!-/:-@\[-`{-~])";
 
+// Runs of Rust's char::is_whitespace (the White_Space property).
+constexpr const char* kWhiteSpacePattern =
+    R"([\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]+)";
+
 }  // namespace
 
 PreTokenizer::Behavior PreTokenizer::behavior_from_json(const nlohmann::json& json) {
@@ -68,6 +72,11 @@ void PreTokenizer::add_from_json(const nlohmann::json& json) {
     step.kind = Kind::kSplit;
     step.regex = std::make_shared<const Regex>(kPunctuationPattern);
     step.behavior = behavior_from_json(json.value("behavior", nlohmann::json("Isolated")));
+  } else if (type == "BertPreTokenizer") {  // split on whitespace, isolate punctuation
+    steps_.push_back({Kind::kSplit, std::make_shared<const Regex>(kWhiteSpacePattern), {},
+                      Behavior::kRemoved});
+    step.kind = Kind::kSplit;
+    step.regex = std::make_shared<const Regex>(kPunctuationPattern);
   } else if (type == "ByteLevel") {
     step.kind = Kind::kByteLevel;
     step.flag = json.value("add_prefix_space", true);

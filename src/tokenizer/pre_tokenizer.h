@@ -1,5 +1,5 @@
 // Pre-tokenizers of Hugging Face tokenizers: Split (PCRE2 regex or literal), Punctuation,
-// ByteLevel, Metaspace, Digits and Sequence (flattened into the list of steps).
+// BertPreTokenizer, ByteLevel, Metaspace, Digits and Sequence (flattened into the list of steps).
 #pragma once
 
 #include <memory>

@@ -5,6 +5,7 @@
 #include "tokenizer/json_number.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
+#include "tokenizer/wordpiece_model.h"
 
 namespace hadron {
 namespace {
@@ -34,9 +35,27 @@ std::vector<std::pair<std::string, std::string>> parse_merges(const json& merges
   return out;
 }
 
-std::unique_ptr<tok::BpeModel> parse_model(const json& model, bool byte_level) {
+std::vector<std::pair<std::string, int32_t>> parse_vocab(const json& model) {
+  std::vector<std::pair<std::string, int32_t>> vocab;
+  vocab.reserve(model.at("vocab").size());
+  for (const auto& [token, id] : model.at("vocab").items()) vocab.emplace_back(token, tok::json_token_id(id));
+  return vocab;
+}
+
+std::unique_ptr<tok::Model> parse_wordpiece(const json& model) {
+  tok::WordPieceOptions options;
+  options.unk_token = model.value("unk_token", options.unk_token);
+  options.continuing_subword_prefix =
+      model.value("continuing_subword_prefix", options.continuing_subword_prefix);
+  options.max_input_chars_per_word = static_cast<size_t>(tok::json_integer(
+      model.value("max_input_chars_per_word", json(100)), 0, 1 << 30, "max_input_chars_per_word"));
+  return std::make_unique<tok::WordPieceModel>(parse_vocab(model), options);
+}
+
+std::unique_ptr<tok::Model> parse_model(const json& model, bool byte_level) {
   const std::string type = model.value("type", std::string("BPE"));
-  if (type != "BPE") input_error("model type \"{}\" is not supported (only BPE)", type);
+  if (type == "WordPiece") return parse_wordpiece(model);
+  if (type != "BPE") input_error("model type \"{}\" is not supported (only BPE and WordPiece)", type);
   const json& dropout = model.value("dropout", json());
   if (!dropout.is_null() && dropout.get<double>() != 0.0) {
     input_error("BPE dropout {} is not supported", dropout.dump());
@@ -49,10 +68,7 @@ std::unique_ptr<tok::BpeModel> parse_model(const json& model, bool byte_level) {
   if (const std::string unk = optional_string(model, "unk_token"); !unk.empty()) options.unk_token = unk;
   options.continuing_subword_prefix = optional_string(model, "continuing_subword_prefix");
   options.end_of_word_suffix = optional_string(model, "end_of_word_suffix");
-  std::vector<std::pair<std::string, int32_t>> vocab;
-  vocab.reserve(model.at("vocab").size());
-  for (const auto& [token, id] : model.at("vocab").items()) vocab.emplace_back(token, tok::json_token_id(id));
-  return std::make_unique<tok::BpeModel>(vocab, parse_merges(model.at("merges")), options);
+  return std::make_unique<tok::BpeModel>(parse_vocab(model), parse_merges(model.at("merges")), options);
 }
 
 std::vector<AddedToken> parse_added_tokens(const json& tokens) {
@@ -70,7 +86,7 @@ std::vector<AddedToken> parse_added_tokens(const json& tokens) {
 // Ids as AddedVocabulary::add_tokens assigns them: a token already in the model keeps the
 // model's id; the others are numbered from the model's size up, in file order. Tokens with
 // empty content are dropped.
-void assign_added_ids(std::vector<AddedToken>& tokens, const tok::BpeModel& model, size_t n_model) {
+void assign_added_ids(std::vector<AddedToken>& tokens, const tok::Model& model, size_t n_model) {
   std::erase_if(tokens, [](const AddedToken& token) { return token.content.empty(); });
   tok::StringMap assigned;
   int32_t next_id = static_cast<int32_t>(n_model);

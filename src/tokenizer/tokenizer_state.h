@@ -10,6 +10,7 @@
 #include "tokenizer/bpe_model.h"
 #include "tokenizer/decoder.h"
 #include "tokenizer/flat_map.h"
+#include "tokenizer/model.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
 
@@ -18,7 +19,7 @@ namespace hadron::tok {
 struct TokenizerState {
   Normalizer normalizer;
   PreTokenizer pre_tokenizer;
-  std::unique_ptr<BpeModel> model;
+  std::unique_ptr<Model> model;
   Decoder decoder;
 
   std::vector<AddedToken> added_tokens;

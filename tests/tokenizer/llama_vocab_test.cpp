@@ -1,0 +1,171 @@
+// Tokenizers built from llama.cpp vocabularies (GGUF files in shared/data and small hand-made
+// ones): decoding inverts encoding, streaming equals decoding, the post-processor adds the
+// model type's BOS/CLS/SEP, and a bad vocabulary is a clear InputError.
+#include <gtest/gtest.h>
+
+#include "loader/gguf_tokenizer.h"
+#include "reference_data.h"
+#include "tokenizer/llama_vocab.h"
+#include "tokenizer/tokenizer.h"
+
+namespace hadron::test {
+namespace {
+
+namespace fs = std::filesystem;
+using tok::LlamaTokenType;
+using tok::LlamaVocab;
+
+fs::path vocab_file(const std::string& name) {
+  return fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/llama.cpp" /
+         ("ggml-vocab-" + name + ".gguf");
+}
+
+// llama.cpp's test inputs (the same 46 in every set with a .gguf) and one more.
+std::vector<std::string> texts() {
+  const std::string all = read_file(vocab_file("gpt-2").string() + ".inp");
+  std::vector<std::string> out = {"caf\xc3\xa9 \xe2\x82\xac 12345\r\n"};
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  for (size_t start = 0, hit; (hit = all.find(separator, start)) != std::string::npos;
+       start = hit + separator.size()) {
+    out.push_back(all.substr(start, hit - start));
+  }
+  return out;
+}
+
+std::string stream(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  IncrementalDecoder decoder(tokenizer, false);
+  std::string text;
+  for (const int32_t id : ids) text += decoder.push(id);
+  return text + decoder.finish();
+}
+
+class GgufRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+// Byte-level BPE and SentencePiece BPE (byte fallback) lose nothing.
+TEST_P(GgufRoundTrip, DecodeInvertsEncode) {
+  const Tokenizer tokenizer = load_gguf_tokenizer(vocab_file(GetParam()));
+  for (const std::string& text : texts()) {
+    const std::vector<int32_t> ids = tokenizer.encode(text, false);
+    EXPECT_EQ(tokenizer.decode(ids, false), text) << GetParam();
+    EXPECT_EQ(stream(tokenizer, ids), text) << GetParam();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, GgufRoundTrip,
+                         ::testing::Values("gpt-2", "mpt", "starcoder", "refact", "falcon",
+                                           "deepseek-llm", "deepseek-coder", "llama-spm", "phi-3",
+                                           "baichuan", "gpt-neox"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(GgufVocab, WordPieceDecodesAsBert) {
+  const Tokenizer tokenizer = load_gguf_tokenizer(vocab_file("bert-bge"));
+  const std::vector<int32_t> ids = tokenizer.encode("Hello, world! Discard Äpfel.", true);
+  EXPECT_EQ(ids.front(), 101);  // [CLS]
+  EXPECT_EQ(ids.back(), 102);   // [SEP]
+  EXPECT_EQ(tokenizer.decode(ids, true), "hello, world! discard apfel.");
+  EXPECT_EQ(tokenizer.decode(ids, false), "[CLS] hello, world! discard apfel. [SEP]");
+  EXPECT_EQ(stream(tokenizer, ids), tokenizer.decode(ids, false));
+  EXPECT_EQ(tokenizer.id_to_token(2094), "##d");
+  EXPECT_EQ(tokenizer.token_to_id("months"), 2706);
+}
+
+// The GGUF vocabulary gives the ids that Hugging Face tokenizers gives with bge's
+// tokenizer.json (reference.mjs builds it from the same vocabulary) on the whole corpus.
+TEST(GgufVocab, WordPieceMatchesTheReference) {
+  const Tokenizer tokenizer = load_gguf_tokenizer(vocab_file("bert-bge"));
+  const nlohmann::json reference = reference_results("bert_bge");
+  const std::vector<CorpusSample>& samples = corpus_samples();
+  ASSERT_EQ(reference.at("samples").size(), samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const nlohmann::json& want = reference.at("samples")[i];
+    EXPECT_EQ(tokenizer.encode(samples[i].bytes, false), want.at("ids").get<std::vector<int32_t>>())
+        << samples[i].file << "#" << samples[i].index;
+    EXPECT_EQ(tokenizer.encode(samples[i].bytes, true),
+              want.at("ids_special").get<std::vector<int32_t>>());
+  }
+}
+
+TEST(GgufVocab, SpecialTokensAndFlags) {
+  const Tokenizer spm = load_gguf_tokenizer(vocab_file("llama-spm"));
+  EXPECT_EQ(spm.encode("Hello", true), (std::vector<int32_t>{1, 15043}));  // add_bos_token
+  EXPECT_EQ(spm.encode("<s>", false), std::vector<int32_t>{1});           // control token
+  EXPECT_TRUE(spm.is_special(2));
+  const Tokenizer gpt2 = load_gguf_tokenizer(vocab_file("gpt-2"));
+  EXPECT_EQ(gpt2.encode("Hello", true), std::vector<int32_t>{15496});  // no BOS by default
+  EXPECT_EQ(gpt2.encode("<|endoftext|>", false), std::vector<int32_t>{50256});
+  EXPECT_EQ(gpt2.vocab_size(), 50257);
+}
+
+LlamaVocab tiny_bpe() {
+  LlamaVocab vocab;
+  vocab.model = "gpt2";
+  vocab.tokens = {"a", "b", "ab", "<eos>"};
+  vocab.token_types = {LlamaTokenType::kNormal, LlamaTokenType::kNormal, LlamaTokenType::kNormal,
+                       LlamaTokenType::kControl};
+  vocab.merges = {"a b"};
+  vocab.eos_id = 3;
+  return vocab;
+}
+
+TEST(GgufVocab, TinyVocabularies) {
+  LlamaVocab bpe = tiny_bpe();
+  bpe.add_eos = true;
+  const Tokenizer tokenizer = Tokenizer::from_llama_vocab(bpe, "tiny");
+  EXPECT_EQ(tokenizer.encode("abab<eos>a", true), (std::vector<int32_t>{2, 2, 3, 0, 3}));
+
+  // SentencePiece: merges follow the scores ("bc" outranks "ab"), unknown bytes fall back.
+  LlamaVocab spm;
+  spm.model = "llama";
+  spm.tokens = {"<unk>", "\xE2\x96\x81", "a", "b", "c", "ab", "bc", "<0x0A>"};
+  spm.scores = {0, -1, -2, -3, -4, -6, -5, 0};
+  spm.token_types = std::vector<LlamaTokenType>(8, LlamaTokenType::kNormal);
+  spm.token_types[0] = LlamaTokenType::kUnknown;
+  spm.token_types[7] = LlamaTokenType::kByte;
+  spm.add_bos = false;
+  const Tokenizer sp = Tokenizer::from_llama_vocab(spm, "tiny-spm");
+  EXPECT_EQ(sp.encode("abc\nd", false), (std::vector<int32_t>{1, 2, 6, 7, 0}));
+  spm.add_space_prefix = false;
+  EXPECT_EQ(Tokenizer::from_llama_vocab(spm, "no-prefix").encode("ab", false), std::vector<int32_t>{5});
+}
+
+TEST(GgufVocab, BadVocabulariesAreInputErrors) {
+  const auto error_of = [](const LlamaVocab& vocab) {
+    try {
+      Tokenizer::from_llama_vocab(vocab, "v.gguf");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  LlamaVocab vocab = tiny_bpe();
+  vocab.model = "ugm";
+  EXPECT_EQ(error_of(vocab), "v.gguf: tokenizer.ggml.model \"ugm\" is not supported (supported: llama, gpt2, bert)");
+  vocab = tiny_bpe();
+  vocab.pre = "tekken";
+  EXPECT_NE(error_of(vocab).find("tokenizer.ggml.pre \"tekken\" is not supported (supported: default, gpt-2"),
+            std::string::npos);
+  vocab = tiny_bpe();
+  vocab.merges = {"a c"};
+  EXPECT_NE(error_of(vocab).find("missing from the vocabulary"), std::string::npos);
+  vocab = tiny_bpe();
+  vocab.token_types.pop_back();
+  EXPECT_EQ(error_of(vocab), "v.gguf: 3 token types for 4 tokens");
+  vocab = tiny_bpe();
+  vocab.eos_id = 4;
+  EXPECT_EQ(error_of(vocab), "v.gguf: the eos token id 4 is outside the 4 tokens");
+  vocab = tiny_bpe();
+  vocab.add_bos = true;
+  EXPECT_NE(error_of(vocab).find("its id is not given"), std::string::npos);
+  vocab = tiny_bpe();
+  vocab.model = "llama";
+  EXPECT_EQ(error_of(vocab), "v.gguf: 0 scores for 4 tokens");
+  vocab.tokens.clear();
+  EXPECT_EQ(error_of(vocab), "v.gguf: the vocabulary has no tokens");
+}
+
+}  // namespace
+}  // namespace hadron::test
