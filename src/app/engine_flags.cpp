@@ -37,6 +37,11 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--gpu-memory-utilization", options.gpu_memory_utilization,
                      "fraction of GPU memory hadron may use");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
+  command.add_flag("--enforce-eager", options.enforce_eager,
+                   "no CUDA graphs: launch every decode step's kernels one by one");
+  command.add_flag_callback(
+      "--no-async-scheduling", [&options] { options.async_scheduling = false; },
+      "wait for each step's tokens before scheduling the next (GPU)");
 }
 
 void finish_engine_options(EngineOptions& options, const std::string& load_format) {

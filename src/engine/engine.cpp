@@ -7,19 +7,28 @@
 #include "core/error.h"
 
 namespace hadron {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
                std::vector<int32_t> extra_eos_token_ids)
     : model_(model),
       detokenizer_(detokenizer),
       scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens},
-                 model.blocks()) {
+                 model.blocks()),
+      async_(model.async_scheduling()) {
   for (int64_t id : model.config().eos_token_ids) eos_token_ids_.push_back(static_cast<int32_t>(id));
   eos_token_ids_.insert(eos_token_ids_.end(), extra_eos_token_ids.begin(),
                         extra_eos_token_ids.end());
 }
 
 Engine::~Engine() {
+  if (in_flight_) model_.runner().take_tokens();  // nothing may stay queued for the next engine
   for (auto& [key, tracked] : seqs_) model_.blocks().release(tracked->seq.blocks);
 }
 
@@ -117,10 +126,10 @@ void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
   }
 }
 
-void Engine::append_token(Tracked& t, int32_t token, RequestOutput& out) {
+void Engine::report_token(Tracked& t, RequestOutput& out) {
   Sequence& seq = t.seq;
   const SamplingParams& p = *seq.params;
-  seq.tokens.push_back(token);
+  const int32_t token = seq.tokens.back();
   out.token_ids.push_back(token);
   if (t.text) {
     const std::string piece = t.text->push(token);
@@ -131,17 +140,38 @@ void Engine::append_token(Tracked& t, int32_t token, RequestOutput& out) {
   check_finished(t, token, out);
 }
 
-std::vector<RequestOutput> Engine::step() {
-  using Clock = std::chrono::steady_clock;
-  const auto schedule_start = Clock::now();
-  const SchedulerOutput plan = scheduler_.schedule();
+RequestOutput Engine::start_output(Tracked& t, bool first_token) {
+  Sequence& seq = t.seq;
+  if (seq.index == 0 && first_token && seq.params->n > 1) fork_siblings(seq);
+  RequestOutput out;
+  out.request_id = seq.request_id;
+  out.index = seq.index;
+  out.n_prompt_tokens = seq.prompt_len;
+  if (t.prompt_logprobs_pending) {
+    out.prompt_logprobs = std::move(t.prompt_logprobs);
+    t.prompt_logprobs_pending = false;
+  }
+  return out;
+}
+
+SchedulerOutput Engine::schedule_step() {
+  SchedulerOutput plan = scheduler_.schedule();
   n_preemptions_ += static_cast<int64_t>(plan.preempted.size());
   for (Sequence* seq : plan.preempted) seqs_.at(seq)->prompt_logprobs.clear();
-  if (plan.seqs.empty()) {
-    HADRON_CHECK(scheduler_.n_waiting() == 0 || scheduler_.n_running() > 0,
-                 "{} waiting sequences but nothing can be scheduled", scheduler_.n_waiting());
-    return {};
-  }
+  // A sequence whose token in flight reaches its length limit stops there for certain:
+  // it runs no further step.
+  std::erase_if(plan.seqs, [&](const ScheduledSeq& s) {
+    const Sequence& seq = *s.seq;
+    return !seq.tokens.empty() && seq.tokens.back() < 0 &&
+           (seq.n_output() >= seq.params->max_tokens ||
+            static_cast<int64_t>(seq.tokens.size()) >= model_.max_model_len());
+  });
+  plan.n_tokens = 0;
+  for (const ScheduledSeq& s : plan.seqs) plan.n_tokens += s.n_tokens;
+  return plan;
+}
+
+std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) const {
   std::vector<SequenceStep> steps;
   for (const ScheduledSeq& s : plan.seqs) {
     const Tracked& t = *seqs_.at(s.seq);
@@ -149,29 +179,64 @@ std::vector<RequestOutput> Engine::step() {
     steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
                      s.seq->n_computed, s.seq->blocks, all_logits});
   }
-  const bool on_device = std::all_of(plan.seqs.begin(), plan.seqs.end(), [&](const auto& s) {
-    return samples_on_device(*seqs_.at(s.seq));
-  });
-  std::vector<float> logits;
-  std::vector<int32_t> device_tokens;
-  const auto run_start = Clock::now();
-  if (on_device) {
-    std::vector<RowSampling> rows;
-    for (const ScheduledSeq& s : plan.seqs) {
-      const SamplingParams& p = *s.seq->params;
-      rows.push_back({p.temperature, p.top_k, p.top_p, p.min_p, s.seq->sampler.seed(),
-                      static_cast<uint64_t>(s.seq->n_output())});
-    }
-    device_tokens = model_.runner().step_and_sample(steps, rows);
-  } else {
-    logits = model_.runner().step(steps);
-  }
-  const auto run_end = Clock::now();
-  scheduler_.on_step_done(plan);
+  return steps;
+}
 
+Engine::InFlight Engine::launch(SchedulerOutput& plan, std::span<const SequenceStep> steps) {
+  std::vector<RowSampling> rows;
+  for (const ScheduledSeq& s : plan.seqs) {
+    const SamplingParams& p = *s.seq->params;
+    // The step counter of the token this row samples (placeholders count as outputs).
+    rows.push_back({p.temperature, p.top_k, p.top_p, p.min_p, s.seq->sampler.seed(),
+                    static_cast<uint64_t>(s.seq->n_output())});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  model_.runner().launch(steps, rows);
+  runner_seconds_ += seconds_since(start);
+  InFlight launched;
+  for (const ScheduledSeq& s : plan.seqs)
+    launched.producers.push_back(s.n_tokens == s.seq->n_uncomputed() ? s.seq : nullptr);
+  return launched;
+}
+
+void Engine::collect(const InFlight& in_flight, std::vector<RequestOutput>& outputs,
+                     std::vector<Sequence*>& finished) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<int32_t> tokens = model_.runner().take_tokens();
+  runner_seconds_ += seconds_since(start);
+  for (size_t row = 0; row < in_flight.producers.size(); ++row) {
+    Sequence* seq = in_flight.producers[row];
+    if (seq == nullptr) continue;
+    HADRON_CHECK(!seq->tokens.empty() && seq->tokens.back() == -static_cast<int32_t>(row) - 1,
+                 "row {}: the sequence's newest token is not this row's placeholder", row);
+    seq->tokens.back() = tokens[row];
+    Tracked& t = *seqs_.at(seq);
+    RequestOutput out = start_output(t, seq->n_output() == 1);
+    report_token(t, out);
+    if (out.finished) finished.push_back(seq);
+    outputs.push_back(std::move(out));
+  }
+}
+
+void Engine::drop_finished(const std::vector<Sequence*>& finished, SchedulerOutput& plan,
+                           InFlight* launched) {
+  if (finished.empty()) return;
+  auto is_finished = [&](const Sequence* seq) {
+    return std::find(finished.begin(), finished.end(), seq) != finished.end();
+  };
+  if (launched)
+    for (Sequence*& seq : launched->producers)
+      if (seq != nullptr && is_finished(seq)) seq = nullptr;
+  std::erase_if(plan.seqs, [&](const ScheduledSeq& s) { return is_finished(s.seq); });
+}
+
+void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceStep> steps,
+                         std::vector<RequestOutput>& outputs, std::vector<Sequence*>& finished) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<float> logits = model_.runner().step(steps);
+  runner_seconds_ += seconds_since(start);
+  scheduler_.on_step_done(plan);
   const int64_t vocab = model_.config().vocab_size;
-  std::vector<RequestOutput> outputs;
-  std::vector<const Sequence*> finished;
   int64_t row = 0;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     Sequence& seq = *plan.seqs[i].seq;
@@ -180,25 +245,55 @@ std::vector<RequestOutput> Engine::step() {
     if (steps[i].all_logits) collect_prompt_logprobs(t, logits, row, steps[i], vocab);
     row += n_rows;
     if (seq.n_uncomputed() > 0) continue;  // a prefill chunk that did not reach the end
-    if (seq.index == 0 && seq.n_output() == 0 && seq.params->n > 1) fork_siblings(seq);
-    RequestOutput out;
-    out.request_id = seq.request_id;
-    out.index = seq.index;
-    out.n_prompt_tokens = seq.prompt_len;
-    if (t.prompt_logprobs_pending) {
-      out.prompt_logprobs = std::move(t.prompt_logprobs);
-      t.prompt_logprobs_pending = false;
-    }
-    const int32_t token = on_device ? device_tokens[row - 1]
-                                    : process_and_sample(seq, std::span(logits).subspan((row - 1) * vocab, vocab), out);
-    append_token(t, token, out);
+    RequestOutput out = start_output(t, seq.n_output() == 0);
+    seq.tokens.push_back(
+        process_and_sample(seq, std::span(logits).subspan((row - 1) * vocab, vocab), out));
+    report_token(t, out);
     if (out.finished) finished.push_back(&seq);
     outputs.push_back(std::move(out));
   }
+}
+
+std::vector<RequestOutput> Engine::step() {
+  const auto step_start = std::chrono::steady_clock::now();
+  const double runner_before = runner_seconds_;
+  std::vector<RequestOutput> outputs;
+  std::vector<Sequence*> finished;
+  SchedulerOutput plan = schedule_step();
+  const bool on_device = std::all_of(plan.seqs.begin(), plan.seqs.end(), [&](const auto& s) {
+    return samples_on_device(*seqs_.at(s.seq));
+  });
+  const bool overlap = async_ && on_device && !plan.seqs.empty();
+  if (in_flight_ && !overlap) {  // this step needs the tokens in flight first
+    collect(*in_flight_, outputs, finished);
+    in_flight_.reset();
+    drop_finished(finished, plan, nullptr);
+  }
+  if (plan.seqs.empty()) {
+    HADRON_CHECK(!outputs.empty() || scheduler_.n_waiting() == 0 || scheduler_.n_running() > 0,
+                 "{} waiting sequences but nothing can be scheduled", scheduler_.n_waiting());
+  } else if (on_device) {
+    const std::vector<SequenceStep> steps = build_steps(plan);
+    InFlight launched = launch(plan, steps);
+    if (in_flight_) {  // the previous step's tokens, while the device runs this one
+      collect(*in_flight_, outputs, finished);
+      in_flight_.reset();
+      drop_finished(finished, plan, &launched);
+    }
+    scheduler_.on_step_done(plan);
+    for (size_t row = 0; row < launched.producers.size(); ++row)
+      if (launched.producers[row] != nullptr)
+        launched.producers[row]->tokens.push_back(-static_cast<int32_t>(row) - 1);
+    if (overlap)
+      in_flight_ = std::move(launched);
+    else
+      collect(launched, outputs, finished);
+  } else {
+    run_on_host(plan, build_steps(plan), outputs, finished);
+  }
   for (const Sequence* seq : finished) seqs_.erase(seq);
   ++n_steps_;
-  host_seconds_ += std::chrono::duration<double>(run_start - schedule_start).count() +
-                   std::chrono::duration<double>(Clock::now() - run_end).count();
+  host_seconds_ += seconds_since(step_start) - (runner_seconds_ - runner_before);
   return outputs;
 }
 
@@ -242,7 +337,11 @@ void Engine::abort_request(uint64_t request_id) {
     out.request_id = request_id;
     out.index = t.seq.index;
     out.n_prompt_tokens = t.seq.prompt_len;
-    out.n_output_tokens = t.seq.n_output();
+    const bool pending = !t.seq.tokens.empty() && t.seq.tokens.back() < 0;
+    out.n_output_tokens = t.seq.n_output() - (pending ? 1 : 0);
+    if (in_flight_)  // its token in flight is dropped
+      std::replace(in_flight_->producers.begin(), in_flight_->producers.end(), &t.seq,
+                   static_cast<Sequence*>(nullptr));
     finish(t, FinishReason::kAbort, out);
     out.text.clear();  // nothing more is streamed to an aborted request
     aborted_.push_back(std::move(out));

@@ -1,11 +1,19 @@
 // Engine: continuous batching over a LoadedModel. Requests are added and aborted between
 // steps; each step schedules, runs the model, samples and reports what every sequence
 // produced. Not thread-safe: one thread drives it (the server wraps it in a loop thread).
+//
+// With async scheduling (GPU backends by default) a step that samples on the device is only
+// launched: step() schedules step N+1 (each sequence of step N holding a placeholder token
+// that the device fills in), launches it, then postprocesses step N's tokens while the device
+// runs N+1, and returns N's outputs. A sequence that stops in step N has had one more token
+// computed in N+1, which is dropped. Steps that need logits on the host wait for the step
+// in flight first, so their outputs are exactly the synchronous ones.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,12 +81,33 @@ class Engine {
     std::vector<Logprobs> prompt_logprobs;  // gathered over prefill chunks
   };
 
+  // A launched step whose sampled tokens are not taken yet: the sequence of each row that
+  // produces a token (null for prefill chunks and for sequences finished or aborted since).
+  struct InFlight {
+    std::vector<Sequence*> producers;
+  };
+
+  SchedulerOutput schedule_step();
+  std::vector<SequenceStep> build_steps(const SchedulerOutput& plan) const;
+  // Queues plan on the device and records what it will produce (placeholders, n_computed).
+  InFlight launch(SchedulerOutput& plan, std::span<const SequenceStep> steps);
+  // Takes in_flight's tokens, appends them and reports outputs; finished sequences are
+  // listed in `finished` and must leave every plan before they are erased.
+  void collect(const InFlight& in_flight, std::vector<RequestOutput>& outputs,
+               std::vector<Sequence*>& finished);
+  void drop_finished(const std::vector<Sequence*>& finished, SchedulerOutput& plan,
+                     InFlight* launched);
+  void run_on_host(const SchedulerOutput& plan, std::span<const SequenceStep> steps,
+                   std::vector<RequestOutput>& outputs, std::vector<Sequence*>& finished);
+  // The output record of a sequence reporting a token; the first token forks its siblings.
+  RequestOutput start_output(Tracked& t, bool first_token);
   void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
   Tracked& track(Sequence seq);
   void fork_siblings(const Sequence& first);
   bool samples_on_device(const Tracked& t) const;
   int32_t process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out);
-  void append_token(Tracked& t, int32_t token, RequestOutput& out);
+  // Reports seq.tokens.back(), the newest token, and checks whether the sequence is done.
+  void report_token(Tracked& t, RequestOutput& out);
   void check_finished(Tracked& t, int32_t token, RequestOutput& out);
   void finish(Tracked& t, FinishReason reason, RequestOutput& out);
   void collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,
@@ -93,6 +122,9 @@ class Engine {
   int64_t n_preemptions_ = 0;
   int64_t n_steps_ = 0;
   double host_seconds_ = 0;
+  double runner_seconds_ = 0;  // inside the model runner during step(), excluded from host
+  bool async_ = false;
+  std::optional<InFlight> in_flight_;
   uint64_t unseeded_counter_ = 0;
 };
 

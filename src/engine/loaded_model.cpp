@@ -65,6 +65,10 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
 
 }  // namespace
 
+bool LoadedModel::async_scheduling() const {
+  return options_.async_scheduling.value_or(backend_->device() != Device::CPU);
+}
+
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
@@ -78,10 +82,16 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   WeightPlan plan;
   loaded->model_->declare_weights(plan);
   if (options.dummy_weights) {
-    loaded->weights_ = load_dummy_weights(plan, backend, config.dtype, options.seed);
+    loaded->weights_ =
+        load_dummy_weights(plan, backend, config.dtype, options.seed, options.verbose);
   } else {
     const Checkpoint checkpoint = Checkpoint::open(options.model_path);
-    loaded->weights_ = load_weights(plan, checkpoint, backend);
+    const auto load_start = std::chrono::steady_clock::now();
+    loaded->weights_ = load_weights(plan, checkpoint, backend, options.verbose);
+    if (options.verbose)
+      std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n",
+                   loaded->weights_.bytes / 1e9, options.model_path.c_str(),
+                   seconds_since(load_start));
   }
   const int64_t config_len = config.max_position_embeddings > 0
                                  ? config.max_position_embeddings
@@ -91,9 +101,9 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   loaded->model_->prepare(loaded->max_model_len_);
   const int64_t blocks_per_seq =
       (loaded->max_model_len_ + options.block_size - 1) / options.block_size;
-  loaded->runner_ = std::make_unique<ModelRunner>(backend, *loaded->model_, *loaded->kv_,
-                                                  options.max_num_batched_tokens,
-                                                  options.max_num_seqs);
+  loaded->runner_ = std::make_unique<ModelRunner>(
+      backend, *loaded->model_, *loaded->kv_,
+      RunnerLimits{options.max_num_batched_tokens, options.max_num_seqs, blocks_per_seq});
   const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
   const DType kv_dtype = backend.activation_dtype();
   const int64_t n_blocks = plan_kv_blocks(
@@ -105,6 +115,15 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   loaded->kv_->allocate(backend, kv_layers, n_blocks, options.block_size, kv_dtype);
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size,
                                                    options.enable_prefix_caching);
+  if (!options.enforce_eager) {
+    const auto capture_start = std::chrono::steady_clock::now();
+    const int n_graphs = loaded->runner_->capture_decode_graphs(options.max_num_seqs);
+    if (options.verbose && n_graphs > 0)
+      std::fprintf(stderr, "captured %d decode graphs (batch 1..%lld) in %.2f s\n", n_graphs,
+                   static_cast<long long>(ModelRunner::graph_batch_sizes(
+                       std::min(options.max_num_seqs, options.max_num_batched_tokens)).back()),
+                   seconds_since(capture_start));
+  }
   if (options.verbose)
     std::fprintf(stderr,
                  "loaded %s on %s: %.2f GB of weights%s, KV cache %lld blocks of %lld tokens "

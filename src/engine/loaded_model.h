@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/model_runner.h"
@@ -25,6 +26,9 @@ struct EngineOptions {
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
+  bool enforce_eager = false;       // no CUDA graphs for decode steps (--enforce-eager)
+  // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
+  std::optional<bool> async_scheduling;
   bool verbose = true;              // progress and timings on stderr
 };
 
@@ -43,6 +47,7 @@ class LoadedModel {
   int64_t max_model_len() const { return max_model_len_; }
   const EngineOptions& options() const { return options_; }
   size_t weight_bytes() const { return weights_.bytes; }
+  bool async_scheduling() const;
 
  private:
   LoadedModel() = default;

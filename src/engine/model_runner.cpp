@@ -1,6 +1,7 @@
 #include "engine/model_runner.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 
@@ -19,138 +20,264 @@ size_t arena_bytes(const ModelConfig& config, int64_t max_tokens, int64_t max_lo
          (1 << 20);
 }
 
-}  // namespace
+constexpr int kSamplingColumns = 6;  // temperature, top_k, top_p, min_p, seed, step: 8 B each
 
-ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens,
-                         int64_t max_logit_rows)
-    : backend_(backend), model_(model), kv_(kv), max_tokens_(max_tokens),
-      max_logit_rows_(std::min(max_tokens, max_logit_rows)),
-      arena_(backend.allocate(arena_bytes(model.config(), max_tokens, max_logit_rows_))) {}
-
-BatchMeta ModelRunner::build_meta(std::span<const SequenceStep> steps) {
-  const int64_t block_size = kv_.block_size();
-  BatchMeta meta;
-  meta.n_seqs = static_cast<int>(steps.size());
-  meta.block_size = static_cast<int>(block_size);
-  size_t max_blocks = 1;
-  for (const SequenceStep& s : steps) max_blocks = std::max(max_blocks, s.blocks.size());
-  std::vector<int32_t> ids, positions, cu_seqlens{0}, kv_lens, slots, logits_rows;
-  std::vector<int32_t> tables(steps.size() * max_blocks, 0);
-  meta.decode_only = true;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const SequenceStep& s = steps[i];
-    const int64_t kv_len = s.n_cached + static_cast<int64_t>(s.tokens.size());
-    HADRON_CHECK(!s.tokens.empty() && kv_len <= static_cast<int64_t>(s.blocks.size()) * block_size,
-                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
-                 s.blocks.size());
-    for (size_t j = 0; j < s.tokens.size(); ++j) {
-      const int64_t pos = s.n_cached + static_cast<int64_t>(j);
-      if (s.all_logits || j + 1 == s.tokens.size()) logits_rows.push_back(ids.size());
-      ids.push_back(s.tokens[j]);
-      positions.push_back(static_cast<int32_t>(pos));
-      slots.push_back(static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
-                                           pos % block_size));
-    }
-    std::copy(s.blocks.begin(), s.blocks.end(), tables.begin() + i * max_blocks);
-    cu_seqlens.push_back(static_cast<int32_t>(ids.size()));
-    kv_lens.push_back(static_cast<int32_t>(kv_len));
-    meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(s.tokens.size()));
-    meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
-    meta.decode_only = meta.decode_only && s.tokens.size() == 1;
-  }
-  meta.n_tokens = static_cast<int>(ids.size());
-  HADRON_CHECK(meta.n_tokens <= max_tokens_, "step of {} tokens exceeds the runner's {}",
-               meta.n_tokens, max_tokens_);
-  // Every index array goes up in one copy and is viewed from one device buffer.
-  const std::vector<int32_t>* arrays[] = {&ids, &positions, &cu_seqlens, &kv_lens,
-                                          &slots, &tables, &logits_rows};
-  std::vector<int32_t> staging;
-  for (const auto* array : arrays) staging.insert(staging.end(), array->begin(), array->end());
-  const auto total = static_cast<int64_t>(staging.size());
-  if (meta_storage_.bytes() < staging.size() * sizeof(int32_t))
-    meta_storage_ = backend_.allocate(std::max<size_t>(staging.size() * sizeof(int32_t) * 2, 4096));
-  backend_.copy(Tensor::view_of(staging.data(), DType::I32, {total}),
-                meta_storage_.view(DType::I32, {total}));
-  Tensor* fields[] = {&meta.token_ids, &meta.positions, &meta.cu_seqlens_q, &meta.seq_lens_kv,
-                      &meta.slot_mapping, &meta.block_tables, &meta.logits_rows};
-  auto* cursor = static_cast<int32_t*>(meta_storage_.data());
-  for (size_t f = 0; f < std::size(arrays); ++f) {
-    const auto n = static_cast<int64_t>(arrays[f]->size());
-    *fields[f] = Tensor::view_of(cursor, DType::I32, {n}, backend_.device());
-    cursor += n;
-  }
-  meta.block_tables = meta.block_tables.reshape(
-      {static_cast<int64_t>(steps.size()), static_cast<int64_t>(max_blocks)});
-  return meta;
+// Bytes of the inputs buffer: the index arrays of the largest step (T tokens, S sequences,
+// every token a logits row), then the sampling columns of S rows.
+size_t inputs_bytes(const RunnerLimits& limits) {
+  const int64_t t = limits.max_tokens, s = limits.max_logit_rows;
+  const int64_t ints = 4 * t + 2 * s + 1 + s * limits.max_blocks_per_seq;
+  return static_cast<size_t>(ints) * sizeof(int32_t) + 8 + kSamplingColumns * 8 * s;
 }
 
-Tensor ModelRunner::forward_hidden(std::span<const SequenceStep> steps) {
+}  // namespace
+
+ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, const RunnerLimits& limits)
+    : backend_(backend), model_(model), kv_(kv), limits_(limits) {
+  limits_.max_logit_rows = std::min(limits.max_tokens, limits.max_logit_rows);
+  limits_.max_blocks_per_seq = std::max<int64_t>(1, limits.max_blocks_per_seq);
+  arena_ = Arena(backend.allocate(arena_bytes(model.config(), limits_.max_tokens,
+                                              limits_.max_logit_rows)));
+  const size_t bytes = inputs_bytes(limits_);
+  inputs_ = backend.allocate(bytes);
+  for (int slot = 0; slot < 2; ++slot) {
+    staging_[slot] = backend.allocate_host(bytes);
+    sampled_host_[slot] = backend.allocate_host(limits_.max_logit_rows * sizeof(int32_t));
+  }
+  sampled_ = backend.allocate(limits_.max_logit_rows * sizeof(int32_t));
+}
+
+ModelRunner::~ModelRunner() {
+  for (InFlight& f : in_flight_) f.done->wait();
+}
+
+ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> steps,
+                                                  std::span<const RowSampling> sampling,
+                                                  int64_t pad_to, int64_t table_width,
+                                                  int slot) {
+  const int64_t block_size = kv_.block_size();
+  const auto n_real = static_cast<int64_t>(steps.size());
+  const int64_t n_seqs = std::max(n_real, pad_to);
+  int64_t n_tokens = n_seqs - n_real, n_rows = n_seqs - n_real;
+  for (const SequenceStep& s : steps) {
+    n_tokens += static_cast<int64_t>(s.tokens.size());
+    n_rows += s.all_logits ? static_cast<int64_t>(s.tokens.size()) : 1;
+    table_width = std::max(table_width, static_cast<int64_t>(s.blocks.size()));
+  }
+  HADRON_CHECK(n_tokens <= limits_.max_tokens && n_seqs <= limits_.max_logit_rows &&
+                   table_width <= limits_.max_blocks_per_seq,
+               "step of {} tokens, {} sequences, {} blocks per sequence exceeds the runner's "
+               "{}, {}, {}",
+               n_tokens, n_seqs, table_width, limits_.max_tokens, limits_.max_logit_rows,
+               limits_.max_blocks_per_seq);
+  table_width = std::max<int64_t>(table_width, 1);
+  // Index arrays, in this order, in the int32 prefix of the staging image.
+  auto* host = static_cast<int32_t*>(staging_[slot].data());
+  int32_t* ids = host;
+  int32_t* positions = ids + n_tokens;
+  int32_t* cu_seqlens = positions + n_tokens;
+  int32_t* kv_lens = cu_seqlens + n_seqs + 1;
+  int32_t* slots = kv_lens + n_seqs;
+  int32_t* tables = slots + n_tokens;
+  int32_t* logits_rows = tables + n_seqs * table_width;
+  int32_t* end = logits_rows + n_rows;
+  std::fill(tables, logits_rows, 0);
+
+  BatchMeta meta;
+  meta.n_seqs = static_cast<int>(n_seqs);
+  meta.n_tokens = static_cast<int>(n_tokens);
+  meta.block_size = static_cast<int>(block_size);
+  meta.decode_only = true;
+  int64_t token = 0, row = 0;
+  cu_seqlens[0] = 0;
+  for (int64_t i = 0; i < n_seqs; ++i) {
+    const bool real = i < n_real;
+    const SequenceStep pad{};  // a padding row: one token 0 writing no KV, empty context
+    const SequenceStep& s = real ? steps[i] : pad;
+    const int64_t n_new = real ? static_cast<int64_t>(s.tokens.size()) : 1;
+    const int64_t kv_len = real ? s.n_cached + n_new : 0;
+    HADRON_CHECK(!real || (n_new > 0 && kv_len <= static_cast<int64_t>(s.blocks.size()) *
+                                                       block_size),
+                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
+                 s.blocks.size());
+    for (int64_t j = 0; j < n_new; ++j, ++token) {
+      if (s.all_logits || j + 1 == n_new) logits_rows[row++] = static_cast<int32_t>(token);
+      const int64_t pos = s.n_cached + j;
+      ids[token] = real ? s.tokens[j] : 0;
+      positions[token] = static_cast<int32_t>(pos);
+      slots[token] = real ? static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
+                                                 pos % block_size)
+                          : -1;
+    }
+    std::copy(s.blocks.begin(), s.blocks.end(), tables + i * table_width);
+    cu_seqlens[i + 1] = static_cast<int32_t>(token);
+    kv_lens[i] = static_cast<int32_t>(kv_len);
+    meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(n_new));
+    meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
+    meta.decode_only = meta.decode_only && n_new == 1;
+  }
+
+  // Sampling columns (8-byte slots, n_seqs rows each) after the index arrays; padding rows
+  // sample greedily.
+  const size_t int_bytes = (end - host) * sizeof(int32_t);
+  const size_t sampling_offset = (int_bytes + 7) / 8 * 8;
+  char* columns = static_cast<char*>(staging_[slot].data()) + sampling_offset;
+  const int64_t column_bytes = n_seqs * 8;
+  std::memset(columns, 0, kSamplingColumns * column_bytes);
+  for (int64_t r = 0; r < static_cast<int64_t>(sampling.size()); ++r) {
+    const RowSampling& p = sampling[r];
+    reinterpret_cast<float*>(columns)[r] = p.temperature;
+    reinterpret_cast<int32_t*>(columns + column_bytes)[r] = p.top_k;
+    reinterpret_cast<float*>(columns + 2 * column_bytes)[r] = p.top_p;
+    reinterpret_cast<float*>(columns + 3 * column_bytes)[r] = p.min_p;
+    reinterpret_cast<uint64_t*>(columns + 4 * column_bytes)[r] = p.seed;
+    reinterpret_cast<uint64_t*>(columns + 5 * column_bytes)[r] = p.step;
+  }
+
+  const Device device = backend_.device();
+  char* base = static_cast<char*>(inputs_.data());
+  auto device_ints = [&](const int32_t* at, int64_t n) {
+    return Tensor::view_of(base + (at - host) * sizeof(int32_t), DType::I32, {n}, device);
+  };
+  meta.token_ids = device_ints(ids, n_tokens);
+  meta.positions = device_ints(positions, n_tokens);
+  meta.cu_seqlens_q = device_ints(cu_seqlens, n_seqs + 1);
+  meta.seq_lens_kv = device_ints(kv_lens, n_seqs);
+  meta.slot_mapping = device_ints(slots, n_tokens);
+  meta.block_tables = device_ints(tables, n_seqs * table_width).reshape({n_seqs, table_width});
+  meta.logits_rows = device_ints(logits_rows, n_rows);
+
+  StepInputs inputs;
+  inputs.meta = meta;
+  char* device_columns = base + sampling_offset;
+  auto column = [&](int c, DType dtype) {
+    return Tensor::view_of(device_columns + c * column_bytes, dtype, {n_seqs}, device);
+  };
+  inputs.sampling = {column(0, DType::F32), column(1, DType::I32), column(2, DType::F32),
+                     column(3, DType::F32), column(4, DType::I64), column(5, DType::I64)};
+  inputs.bytes = sampling_offset + kSamplingColumns * column_bytes;
+  return inputs;
+}
+
+void ModelRunner::upload(const StepInputs& inputs, int slot) {
+  const auto n = static_cast<int64_t>(inputs.bytes);
+  backend_.copy_async(staging_[slot].view(DType::U8, {n}), inputs_.view(DType::U8, {n}));
+  staging_free_[slot] = backend_.record_event();
+}
+
+int ModelRunner::take_slot() {
+  const int slot = next_slot_;
+  next_slot_ ^= 1;
+  if (staging_free_[slot]) staging_free_[slot]->wait();
+  return slot;
+}
+
+void ModelRunner::run_sampled(const BatchMeta& meta, const SamplingBatch& sampling) {
   arena_.reset();
-  const BatchMeta meta = build_meta(steps);
-  return model_.forward(meta, kv_, arena_);
+  const Tensor sampled = sampled_.view(DType::I32, {limits_.max_logit_rows});
+  backend_.resolve_token_ids(meta.token_ids, sampled);
+  const Tensor hidden = model_.forward(meta, kv_, arena_);
+  const int64_t n_rows = hidden.size(0);
+  const Tensor logits = arena_.alloc(DType::F32, {n_rows, model_.config().vocab_size});
+  model_.compute_logits(hidden, logits);
+  backend_.sample(logits, sampling, sampled.slice_rows(0, n_rows));
+}
+
+std::vector<int64_t> ModelRunner::graph_batch_sizes(int64_t max_batch) {
+  std::vector<int64_t> sizes;
+  for (int64_t b : {1, 2, 4})
+    if (b <= max_batch) sizes.push_back(b);
+  for (int64_t b = 8; b <= std::min<int64_t>(max_batch, 256); b += 8) sizes.push_back(b);
+  return sizes;
+}
+
+int ModelRunner::capture_decode_graphs(int64_t max_batch) {
+  if (backend_.device() == Device::CPU) return 0;
+  max_batch = std::min(max_batch, limits_.max_logit_rows);
+  HADRON_CHECK(in_flight_.empty(), "graphs are captured before any step runs");
+  for (int64_t batch : graph_batch_sizes(max_batch)) {
+    // Every row padding: no KV is written, attention sees empty contexts.
+    const int slot = take_slot();
+    const StepInputs inputs = build_inputs({}, {}, batch, limits_.max_blocks_per_seq, slot);
+    upload(inputs, slot);
+    run_sampled(inputs.meta, inputs.sampling);  // eager: GEMM algorithms chosen and cached
+    backend_.synchronize();
+    auto graph = backend_.capture_graph([&] { run_sampled(inputs.meta, inputs.sampling); });
+    if (!graph) return 0;
+    graphs_[batch] = std::move(graph);
+  }
+  return static_cast<int>(graphs_.size());
+}
+
+DeviceGraph* ModelRunner::graph_for(std::span<const SequenceStep> steps, int64_t& padded) {
+  if (graphs_.empty() || !graphs_enabled_) return nullptr;
+  for (const SequenceStep& s : steps)
+    if (s.tokens.size() != 1 || s.all_logits) return nullptr;
+  const auto it = graphs_.lower_bound(static_cast<int64_t>(steps.size()));
+  if (it == graphs_.end()) return nullptr;
+  padded = it->first;
+  return it->second.get();
+}
+
+void ModelRunner::launch(std::span<const SequenceStep> steps,
+                         std::span<const RowSampling> sampling) {
+  HADRON_CHECK(in_flight_.size() < 2, "at most two launched steps may be in flight");
+  HADRON_CHECK(sampling.size() == steps.size(), "{} sampling rows for {} sequences",
+               sampling.size(), steps.size());
+  for (const SequenceStep& s : steps)
+    HADRON_CHECK(!s.all_logits, "device sampling takes one logits row per sequence");
+  const int slot = take_slot();
+  int64_t padded = 0;
+  DeviceGraph* graph = graph_for(steps, padded);
+  const StepInputs inputs =
+      build_inputs(steps, sampling, padded, graph ? limits_.max_blocks_per_seq : 0, slot);
+  upload(inputs, slot);
+  if (graph) {
+    graph->replay();
+    ++n_graph_replays_;
+  } else {
+    run_sampled(inputs.meta, inputs.sampling);
+  }
+  const auto n = static_cast<int64_t>(steps.size());
+  backend_.copy_async(sampled_.view(DType::I32, {n}), sampled_host_[slot].view(DType::I32, {n}));
+  in_flight_.push_back({backend_.record_event(), slot, n});
+}
+
+std::vector<int32_t> ModelRunner::take_tokens() {
+  HADRON_CHECK(!in_flight_.empty(), "take_tokens without a launched step");
+  InFlight f = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  f.done->wait();
+  const auto* tokens = static_cast<const int32_t*>(sampled_host_[f.slot].data());
+  return std::vector<int32_t>(tokens, tokens + f.n_rows);
+}
+
+std::vector<int32_t> ModelRunner::step_and_sample(std::span<const SequenceStep> steps,
+                                                  std::span<const RowSampling> sampling) {
+  launch(steps, sampling);
+  return take_tokens();
 }
 
 std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
-  const Tensor hidden = forward_hidden(steps);
+  HADRON_CHECK(in_flight_.empty(), "a logits step while {} launches are in flight",
+               in_flight_.size());
+  const int slot = take_slot();
+  const StepInputs inputs = build_inputs(steps, {}, 0, 0, slot);
+  upload(inputs, slot);
+  arena_.reset();
+  const Tensor hidden = model_.forward(inputs.meta, kv_, arena_);
   const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
   std::vector<float> host(n_rows * vocab);
-  // The LM head runs on at most max_logit_rows_ rows at a time (scoring asks for every row).
+  // The LM head runs on at most max_logit_rows rows at a time (scoring asks for every row).
   const size_t mark = arena_.used();
-  for (int64_t begin = 0; begin < n_rows; begin += max_logit_rows_) {
-    const int64_t end = std::min(n_rows, begin + max_logit_rows_);
+  for (int64_t begin = 0; begin < n_rows; begin += limits_.max_logit_rows) {
+    const int64_t end = std::min(n_rows, begin + limits_.max_logit_rows);
     const Tensor logits = arena_.alloc(DType::F32, {end - begin, vocab});
     model_.compute_logits(hidden.slice_rows(begin, end), logits);
     backend_.copy(logits, Tensor::view_of(host.data() + begin * vocab, DType::F32,
                                           {end - begin, vocab}));
     arena_.rewind(mark);
   }
-  backend_.synchronize();
-  return host;
-}
-
-SamplingBatch ModelRunner::upload_sampling(std::span<const RowSampling> sampling) {
-  // Columns packed into one 8-byte-slot staging array, uploaded in one copy.
-  const auto n = static_cast<int64_t>(sampling.size());
-  std::vector<int64_t> staging(6 * n);
-  auto* f32 = reinterpret_cast<float*>(staging.data());
-  auto* i32 = reinterpret_cast<int32_t*>(staging.data());
-  for (int64_t r = 0; r < n; ++r) {
-    f32[r] = sampling[r].temperature;            // slot 0: F32 [n] in the first n*4 bytes
-    i32[2 * n + r] = sampling[r].top_k;          // slot 1
-    f32[4 * n + r] = sampling[r].top_p;          // slot 2
-    f32[6 * n + r] = sampling[r].min_p;          // slot 3
-    staging[4 * n + r] = static_cast<int64_t>(sampling[r].seed);
-    staging[5 * n + r] = static_cast<int64_t>(sampling[r].step);
-  }
-  const size_t bytes = staging.size() * sizeof(int64_t);
-  if (sampling_storage_.bytes() < bytes) sampling_storage_ = backend_.allocate(2 * bytes + 4096);
-  backend_.copy(Tensor::view_of(staging.data(), DType::I64, {6 * n}),
-                sampling_storage_.view(DType::I64, {6 * n}));
-  char* base = static_cast<char*>(sampling_storage_.data());
-  const Device device = backend_.device();
-  const int64_t slot = n * 8;
-  return {Tensor::view_of(base, DType::F32, {n}, device),
-          Tensor::view_of(base + slot, DType::I32, {n}, device),
-          Tensor::view_of(base + 2 * slot, DType::F32, {n}, device),
-          Tensor::view_of(base + 3 * slot, DType::F32, {n}, device),
-          Tensor::view_of(base + 4 * slot, DType::I64, {n}, device),
-          Tensor::view_of(base + 5 * slot, DType::I64, {n}, device)};
-}
-
-std::vector<int32_t> ModelRunner::step_and_sample(std::span<const SequenceStep> steps,
-                                                  std::span<const RowSampling> sampling) {
-  const Tensor hidden = forward_hidden(steps);
-  HADRON_CHECK(hidden.size(0) <= max_logit_rows_, "{} logits rows exceed the runner's {}",
-               hidden.size(0), max_logit_rows_);
-  const Tensor logits = arena_.alloc(DType::F32, {hidden.size(0), model_.config().vocab_size});
-  model_.compute_logits(hidden, logits);
-  HADRON_CHECK(static_cast<int64_t>(sampling.size()) == logits.size(0),
-               "{} sampling rows for {} logits rows", sampling.size(), logits.size(0));
-  const SamplingBatch batch = upload_sampling(sampling);
-  const Tensor tokens = arena_.alloc(DType::I32, {logits.size(0)});
-  backend_.sample(logits, batch, tokens);
-  std::vector<int32_t> host(tokens.numel());
-  backend_.copy(tokens, Tensor::view_of(host.data(), DType::I32, {tokens.numel()}));
   backend_.synchronize();
   return host;
 }

@@ -1,8 +1,18 @@
 // ModelRunner: turns a step's sequences into BatchMeta, runs the model on its backend and
-// returns fp32 logits on the host.
+// returns fp32 logits, or tokens sampled on the device.
+//
+// Every step's inputs (index arrays, sampling columns) go up in one asynchronous copy from
+// pinned staging into one fixed device buffer, so their addresses never change. Decode-only
+// steps of up to the largest captured batch replay a CUDA graph captured at start-up for the
+// next padded batch size (padding rows: slot -1, context 0, greedy; their tokens are
+// dropped). Sampled tokens come back through pinned memory and an event, so the caller can
+// schedule the next step while the device runs this one (launch / take_tokens).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -13,7 +23,9 @@
 namespace hadron {
 
 // One sequence's share of a step: `tokens` are appended after `n_cached` tokens whose KV is
-// already in the cache blocks `blocks` (which must also cover the new tokens).
+// already in the cache blocks `blocks` (which must also cover the new tokens). A token id
+// below 0 is a placeholder for the token the previous launched step samples in row
+// -id - 1 (Backend::resolve_token_ids), allowed in launch() only.
 struct SequenceStep {
   std::span<const int32_t> tokens;
   int64_t n_cached = 0;
@@ -31,37 +43,83 @@ struct RowSampling {
   uint64_t step = 0;  // the sequence's output index: a fresh draw per token
 };
 
+struct RunnerLimits {
+  int64_t max_tokens = 0;          // tokens in one step
+  int64_t max_logit_rows = 0;      // rows the LM head runs on at once (sequences of a step)
+  int64_t max_blocks_per_seq = 0;  // KV blocks of a --max-model-len sequence
+};
+
 class ModelRunner {
  public:
-  // max_tokens: the most tokens one step may carry; max_logit_rows: the most rows the LM head
-  // runs on at once (the sequences of a step). Both size the activation arena.
-  ModelRunner(Backend& backend, Model& model, KvCache& kv, int64_t max_tokens,
-              int64_t max_logit_rows);
+  ModelRunner(Backend& backend, Model& model, KvCache& kv, const RunnerLimits& limits);
+  ~ModelRunner();
+
+  // Captures decode steps of every padded batch size up to max_batch (after the KV cache is
+  // allocated); each size runs once eagerly first, so every GEMM choice is made outside
+  // capture. No-op on backends without graphs. Returns the number of graphs.
+  int capture_decode_graphs(int64_t max_batch);
+  // The padded batch sizes that get a graph (1, 2, 4, 8, then multiples of 8 up to 256).
+  static std::vector<int64_t> graph_batch_sizes(int64_t max_batch);
 
   // Runs one step; returns logits [R, vocab] row-major, R = rows asked for, in step order.
+  // Nothing may be in flight (take every launch's tokens first).
   std::vector<float> step(std::span<const SequenceStep> steps);
-  // Runs one step and samples each logits row on the device; only token ids come back.
-  // sampling: one entry per logits row.
+  // Queues one step with device sampling (one RowSampling per sequence) and returns before
+  // the device has run it on asynchronous backends. At most two launches are in flight.
+  void launch(std::span<const SequenceStep> steps, std::span<const RowSampling> sampling);
+  // The sampled tokens of the oldest launch not yet taken, one per sequence (waits for it).
+  std::vector<int32_t> take_tokens();
+  size_t n_in_flight() const { return in_flight_.size(); }
+  // launch + take_tokens.
   std::vector<int32_t> step_and_sample(std::span<const SequenceStep> steps,
                                        std::span<const RowSampling> sampling);
 
-  int64_t max_tokens() const { return max_tokens_; }
+  int64_t max_tokens() const { return limits_.max_tokens; }
   size_t activation_peak_bytes() const { return arena_.high_water(); }
+  int64_t n_graph_replays() const { return n_graph_replays_; }
+  // Replays captured graphs (default) or runs every step eagerly with the same kernels.
+  void set_graphs_enabled(bool enabled) { graphs_enabled_ = enabled; }
 
  private:
-  BatchMeta build_meta(std::span<const SequenceStep> steps);
-  // The final hidden states of the logits rows, [R, hidden], in the arena.
-  Tensor forward_hidden(std::span<const SequenceStep> steps);
-  SamplingBatch upload_sampling(std::span<const RowSampling> sampling);
+  struct StepInputs {
+    BatchMeta meta;
+    SamplingBatch sampling;
+    size_t bytes = 0;  // staging bytes to upload
+  };
+  struct InFlight {
+    std::unique_ptr<DeviceEvent> done;
+    int slot = 0;
+    int64_t n_rows = 0;
+  };
+
+  // Writes the step's index arrays (padded with empty rows up to pad_to sequences; block
+  // tables table_width wide, 0: the widest of the step) and sampling columns into
+  // staging slot `slot`; the returned tensors point into the device inputs buffer.
+  StepInputs build_inputs(std::span<const SequenceStep> steps,
+                          std::span<const RowSampling> sampling, int64_t pad_to,
+                          int64_t table_width, int slot);
+  void upload(const StepInputs& inputs, int slot);
+  // Waits until staging slot `slot` may be overwritten.
+  int take_slot();
+  // Forward, logits of meta's rows and sampling into sampled_: the work a graph captures.
+  void run_sampled(const BatchMeta& meta, const SamplingBatch& sampling);
+  DeviceGraph* graph_for(std::span<const SequenceStep> steps, int64_t& padded);
 
   Backend& backend_;
   Model& model_;
   KvCache& kv_;
-  int64_t max_tokens_;
-  int64_t max_logit_rows_;
+  RunnerLimits limits_;
   Arena arena_;
-  Buffer meta_storage_;
-  Buffer sampling_storage_;
+  Buffer inputs_;         // device: index arrays, then sampling columns
+  Buffer staging_[2];     // pinned host images of inputs_, alternating between steps
+  std::unique_ptr<DeviceEvent> staging_free_[2];
+  Buffer sampled_;        // device: I32 [max_logit_rows], the last sampled tokens
+  Buffer sampled_host_[2];
+  int next_slot_ = 0;
+  std::deque<InFlight> in_flight_;
+  std::map<int64_t, std::unique_ptr<DeviceGraph>> graphs_;  // by padded batch size
+  int64_t n_graph_replays_ = 0;
+  bool graphs_enabled_ = true;
 };
 
 }  // namespace hadron

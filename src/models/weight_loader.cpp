@@ -1,8 +1,15 @@
 #include "models/weight_loader.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -31,9 +38,9 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
         problems.push_back(fmt::format("{} in {}: expected shape {}, found {}", source.name,
                                        info->file, shape_text(source.shape),
                                        shape_text(info->shape)));
-      } else if (!is_float(info->dtype)) {
-        problems.push_back(fmt::format("{} in {}: dtype {} is not a float type", source.name,
-                                       info->file, dtype_name(info->dtype)));
+      } else if (spec.raw ? info->dtype != DType::U8 : !is_float(info->dtype)) {
+        problems.push_back(fmt::format("{} in {}: dtype {} is not {}", source.name, info->file,
+                                       dtype_name(info->dtype), spec.raw ? "U8" : "a float type"));
       }
     }
   }
@@ -43,29 +50,116 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
   return problems;
 }
 
-// Allocates the spec's device tensor, fills a host image with `fill` and uploads it.
-template <typename Fill>
-void materialise(const WeightSpec& spec, DType dtype, Backend& backend, LoadedWeights& loaded,
-                 Fill&& fill) {
-  const std::vector<int64_t> shape = spec.shape();
-  Buffer device = backend.allocate(spec.numel() * dtype_size(dtype));
-  Tensor target = device.view(dtype, shape);
-  if (backend.device() == Device::CPU) {
-    fill(target.data);
-  } else {
-    Buffer host = Buffer::host(target.nbytes());
-    fill(host.data());
-    backend.copy(host.view(dtype, shape), target);
+// Writes elements [begin, end) of spec `spec_idx`, in the target dtype, to dst.
+using FillRange = std::function<void(size_t spec_idx, int64_t begin, int64_t end, void* dst)>;
+
+// Elements per upload chunk: 32 MiB of bf16, a multiple of the dummy generator's 65536.
+constexpr int64_t kChunkElements = int64_t{1} << 24;
+
+// Bytes done out of a total, drawn on stderr: a bar redrawn in place on a terminal, else a
+// line at every quarter.
+class Progress {
+ public:
+  Progress(size_t total_bytes, bool enabled)
+      : total_(total_bytes), enabled_(enabled && total_bytes > 0),
+        terminal_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+
+  void add(size_t bytes) {
+    if (!enabled_) return;
+    const size_t done = done_.fetch_add(bytes) + bytes;
+    const int steps = terminal_ ? 50 : 4;
+    const int step = static_cast<int>(done * steps / total_);
+    int shown = shown_.load();
+    while (step > shown)
+      if (shown_.compare_exchange_weak(shown, step)) return draw(done, step, steps);
   }
-  *spec.target = target;
-  loaded.bytes += target.nbytes();
-  loaded.buffers.push_back(std::move(device));
+
+ private:
+  void draw(size_t done, int step, int steps) {
+    const std::lock_guard lock(mutex_);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = seconds > 0 ? done / seconds / 1e9 : 0;
+    if (terminal_) {
+      std::fprintf(stderr, "\rloading weights [%-50s] %3d%% %.1f/%.1f GB %.1f GB/s%s",
+                   std::string(step, '#').c_str(), step * 2, done / 1e9, total_ / 1e9, rate,
+                   step == steps ? "\n" : "");
+    } else {
+      std::fprintf(stderr, "loading weights: %d%% (%.1f of %.1f GB, %.1f GB/s)\n",
+                   step * 100 / steps, done / 1e9, total_ / 1e9, rate);
+    }
+  }
+
+  size_t total_;
+  bool enabled_, terminal_;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<size_t> done_{0};
+  std::atomic<int> shown_{0};
+  std::mutex mutex_;
+};
+
+// The byte dummy weights give packed integer tensors (WeightSpec::raw).
+constexpr uint8_t kDummyRawByte = 0x77;
+
+struct Chunk {
+  size_t spec_idx;
+  int64_t begin, end;  // elements
+};
+
+// Allocates every spec's tensor in its dtype (null: skipped) and fills it through `fill` in
+// chunks on the thread pool. Off the CPU each thread converts into pinned staging buffers
+// of its own, two deep, whose copies to the device overlap the next chunk's conversion.
+LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optional<DType>>& dtypes,
+                          Backend& backend, bool show_progress, const FillRange& fill) {
+  LoadedWeights loaded;
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < plan.specs().size(); ++i) {
+    if (!dtypes[i]) continue;
+    const WeightSpec& spec = plan.specs()[i];
+    Buffer device = backend.allocate(spec.numel() * dtype_size(*dtypes[i]));
+    *spec.target = device.view(*dtypes[i], spec.shape());
+    loaded.bytes += spec.target->nbytes();
+    loaded.buffers.push_back(std::move(device));
+    for (int64_t begin = 0; begin < spec.numel(); begin += kChunkElements)
+      chunks.push_back({i, begin, std::min(spec.numel(), begin + kChunkElements)});
+  }
+  Progress progress(loaded.bytes, show_progress);
+  const bool on_host = backend.device() == Device::CPU;
+  ThreadPool::global().parallel_for(static_cast<int64_t>(chunks.size()), [&](int64_t first,
+                                                                            int64_t last) {
+    Buffer staging[2];
+    std::unique_ptr<DeviceEvent> copied[2];
+    for (int64_t c = first; c < last; ++c) {
+      const Chunk& chunk = chunks[c];
+      const Tensor& target = *plan.specs()[chunk.spec_idx].target;
+      const size_t element_bytes = dtype_size(target.dtype);
+      const int64_t n = chunk.end - chunk.begin;
+      char* dst = static_cast<char*>(target.data) + chunk.begin * element_bytes;
+      if (on_host) {
+        fill(chunk.spec_idx, chunk.begin, chunk.end, dst);
+      } else {
+        const int slot = c % 2;
+        if (copied[slot]) copied[slot]->wait();
+        if (!staging[slot].data())
+          staging[slot] = backend.allocate_host(kChunkElements * sizeof(float));
+        fill(chunk.spec_idx, chunk.begin, chunk.end, staging[slot].data());
+        const int64_t bytes = n * static_cast<int64_t>(element_bytes);
+        backend.copy_async(staging[slot].view(DType::U8, {bytes}),
+                           Tensor::view_of(dst, DType::U8, {bytes}, target.device));
+        copied[slot] = backend.record_event();
+      }
+      progress.add(n * element_bytes);
+    }
+    for (auto& event : copied)
+      if (event) event->wait();
+  });
+  return loaded;
 }
 
 }  // namespace
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
-                           Backend& backend) {
+                           Backend& backend, bool show_progress) {
   const std::vector<std::string> problems = check_plan(plan, checkpoint);
   if (!problems.empty()) {
     std::string message = fmt::format("the checkpoint does not match the model ({} problems):",
@@ -74,54 +168,71 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
     if (problems.size() > 20) message += fmt::format("\n  ... and {} more", problems.size() - 20);
     throw InputError(message + "\nhint: is config.json from the same checkpoint?");
   }
-  LoadedWeights loaded;
+  std::vector<std::optional<DType>> dtypes;
+  std::vector<std::vector<const TensorInfo*>> sources;
   for (const WeightSpec& spec : plan.specs()) {
     const TensorInfo* first = checkpoint.find(spec.sources[0].name);
-    if (first == nullptr) continue;  // optional and absent
-    const DType dtype = backend.weight_dtype(first->dtype);
-    materialise(spec, dtype, backend, loaded, [&](void* dst) {
-      char* cursor = static_cast<char*>(dst);
-      for (const WeightSource& source : spec.sources) {
-        const TensorInfo* info = checkpoint.find(source.name);
-        convert_dtype(info->data, info->dtype, cursor, dtype, info->numel());
-        cursor += info->numel() * dtype_size(dtype);
-      }
-    });
+    dtypes.push_back(first ? std::optional(backend.weight_dtype(first->dtype)) : std::nullopt);
+    std::vector<const TensorInfo*>& infos = sources.emplace_back();
+    if (first)  // else optional and absent
+      for (const WeightSource& source : spec.sources) infos.push_back(checkpoint.find(source.name));
   }
-  return loaded;
+  // The spec's elements are its sources' elements, concatenated.
+  return materialise(plan, dtypes, backend, show_progress,
+                     [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
+    const DType dtype = *dtypes[spec_idx];
+    char* cursor = static_cast<char*>(dst);
+    int64_t source_begin = 0;
+    for (const TensorInfo* info : sources[spec_idx]) {
+      const int64_t source_end = source_begin + info->numel();
+      const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
+      if (from < to) {
+        const char* src = static_cast<const char*>(info->data) +
+                          (from - source_begin) * dtype_size(info->dtype);
+        convert_dtype(src, info->dtype, cursor, dtype, to - from);
+        cursor += (to - from) * dtype_size(dtype);
+      }
+      source_begin = source_end;
+    }
+  });
 }
 
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend,
-                                 DType checkpoint_dtype, uint64_t seed) {
-  LoadedWeights loaded;
+                                 DType checkpoint_dtype, uint64_t seed, bool show_progress) {
+  const DType dtype = backend.weight_dtype(checkpoint_dtype);
+  std::vector<std::optional<DType>> dtypes;  // raw specs (packed integers) stay bytes
+  for (const WeightSpec& spec : plan.specs()) dtypes.push_back(spec.raw ? DType::U8 : dtype);
+  std::vector<uint64_t> seeds;
   uint64_t spec_seed = seed;
-  for (const WeightSpec& spec : plan.specs()) {
-    const DType dtype = backend.weight_dtype(checkpoint_dtype);
-    const std::vector<int64_t> shape = spec.shape();
+  for (size_t i = 0; i < plan.specs().size(); ++i) {
+    spec_seed = spec_seed * 6364136223846793005ull + 1442695040888963407ull;
+    seeds.push_back(spec_seed);
+  }
+  // Values depend only on (spec seed, 65536-element block), never on the upload chunking.
+  return materialise(plan, dtypes, backend, show_progress,
+                     [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
+    if (plan.specs()[spec_idx].raw) {  // MXFP4 bytes: codes 7 (6.0) under scale 2^-8
+      std::memset(dst, kDummyRawByte, end - begin);
+      return;
+    }
+    const std::vector<int64_t> shape = plan.specs()[spec_idx].shape();
     const bool is_vector = shape.size() == 1;
     const float scale = is_vector ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
     const float offset = is_vector ? 1.0f : 0.0f;
-    spec_seed = spec_seed * 6364136223846793005ull + 1442695040888963407ull;
-    materialise(spec, dtype, backend, loaded, [&](void* dst) {
-      const int64_t n = spec.numel();
-      ThreadPool::global().parallel_for((n + 65535) / 65536, [&](int64_t begin, int64_t end) {
-        float values[4096];
-        for (int64_t chunk = begin; chunk < end; ++chunk) {
-          uint64_t state = spec_seed ^ (chunk * 0x9e3779b97f4a7c15ull);
-          for (int64_t i = chunk * 65536; i < std::min(n, (chunk + 1) * 65536); i += 4096) {
-            const int64_t count = std::min<int64_t>(4096, n - i);
-            for (int64_t j = 0; j < count; ++j) {
-              state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-              values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
-            }
-            convert_from_f32(values, static_cast<char*>(dst) + i * dtype_size(dtype), dtype,
-                             count);
-          }
+    float values[4096];
+    for (int64_t block = begin / 65536; block * 65536 < end; ++block) {
+      uint64_t state = seeds[spec_idx] ^ (block * 0x9e3779b97f4a7c15ull);
+      for (int64_t i = block * 65536; i < std::min(end, (block + 1) * 65536); i += 4096) {
+        const int64_t count = std::min<int64_t>(4096, end - i);
+        for (int64_t j = 0; j < count; ++j) {
+          state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+          values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
         }
-      });
-    });
-  }
-  return loaded;
+        convert_from_f32(values, static_cast<char*>(dst) + (i - begin) * dtype_size(dtype),
+                         dtype, count);
+      }
+    }
+  });
 }
 
 }  // namespace hadron

@@ -16,14 +16,20 @@ struct LoadedWeights {
   size_t bytes = 0;
 };
 
+// Both loaders fill the plan in 16M-element chunks on the thread pool: on the CPU in place,
+// on a GPU through per-thread pinned staging buffers whose asynchronous copies overlap the
+// next chunk's conversion (mmap -> dtype conversion -> pinned -> device). show_progress
+// draws a progress bar on stderr (a line per quarter when stderr is not a terminal).
+
 // Loads every spec. Throws InputError listing every declared tensor that is missing or has
 // the wrong shape, and every checkpoint tensor nobody used (unless the plan allows it).
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
-                           Backend& backend);
+                           Backend& backend, bool show_progress = false);
 
 // Fills every spec with seeded random values in the backend's weight dtype for
 // `checkpoint_dtype`: matrices U(-1/sqrt(fan_in), 1/sqrt(fan_in)), vectors 1 + U(-0.1, 0.1).
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend,
-                                 DType checkpoint_dtype, uint64_t seed);
+                                 DType checkpoint_dtype, uint64_t seed,
+                                 bool show_progress = false);
 
 }  // namespace hadron

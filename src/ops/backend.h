@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
 #include "ops/moe.h"
+#include "ops/device_work.h"
 #include "ops/sampling.h"
 
 namespace hadron {
@@ -55,6 +56,22 @@ class Backend {
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // Waits until all queued work is done.
   virtual void synchronize() = 0;
+
+  // Host memory the device reads and writes asynchronously (pinned on CUDA).
+  virtual Buffer allocate_host(size_t bytes) { return Buffer::host(bytes); }
+  // As copy, but may return before the copy is done when the host side came from
+  // allocate_host: leave that memory alone until an event recorded after the copy completes.
+  virtual void copy_async(const Tensor& src, const Tensor& dst) { copy(src, dst); }
+  // Marks the work queued so far.
+  virtual std::unique_ptr<DeviceEvent> record_event() {
+    return std::make_unique<CompletedEvent>();
+  }
+  // Runs `work` (ops of this backend) once into a graph; null when the backend has none.
+  // The work must not allocate, copy from host memory or synchronize.
+  virtual std::unique_ptr<DeviceGraph> capture_graph(const CaptureFn& work) {
+    (void)work;
+    return nullptr;
+  }
 
   // out[t, :] = table[ids[t], :].  ids: I32 [T]; table: [V, H]; out: [T, H].
   virtual void embedding(const Tensor& ids, const Tensor& table, const Tensor& out) = 0;
@@ -125,6 +142,12 @@ class Backend {
     (void)n_tokens, (void)top_k, (void)n_experts, (void)hidden, (void)inter;
     return 0;
   }
+
+  // Token ids that were not known when a step was queued: ids[t] < 0 becomes
+  // sampled[-ids[t] - 1], the token sampled for that row of the previous step (0 past the
+  // end of `sampled`); other ids stay.
+  // ids: I32 [T]; sampled: I32 [R]. The default runs on the host through copies.
+  virtual void resolve_token_ids(const Tensor& ids, const Tensor& sampled);
 
   // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];
   // tokens: I32 [R].  The default runs the host reference (backends/cpu/sampling.cpp),

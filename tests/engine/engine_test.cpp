@@ -1,8 +1,10 @@
 // Engine properties on the CPU backend with a tiny fixture model: a sequence's output does
 // not depend on its batch mates, on preemption or on prefix-cache hits; seeds reproduce;
-// no KV block leaks under random add/step/abort.
+// no KV block leaks under random add/step/abort. Every property is checked with synchronous
+// and with async scheduling (step N+1 queued before step N's tokens are read back, as on GPUs).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "core/error.h"
@@ -13,9 +15,19 @@ namespace {
 
 const std::string kModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-gqa4";
 
+class EngineTest : public ::testing::TestWithParam<bool> {};
+
+// Async scheduling for the test being run (its parameter).
+bool async_param() {
+  const char* param = ::testing::UnitTest::GetInstance()->current_test_info()->value_param();
+  return param != nullptr && std::string(param) == "true";
+}
+
 std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_blocks = 0,
-                                  bool prefix_caching = true, int64_t batched_tokens = 64) {
+                                  bool prefix_caching = true, int64_t batched_tokens = 64,
+                                  std::optional<bool> async = std::nullopt) {
   EngineOptions options;
+  options.async_scheduling = async.value_or(async_param());
   options.model_path = kModel;
   options.device = "cpu";
   options.max_model_len = 96;
@@ -45,7 +57,7 @@ std::vector<int32_t> alone(LoadedModel& model, const GenerationRequest& request)
   return generate(model, {request})[0].completions[0];
 }
 
-TEST(Engine, OutputDoesNotDependOnBatchMates) {
+TEST_P(EngineTest, OutputDoesNotDependOnBatchMates) {
   auto model = load();
   std::mt19937 rng(11);
   const GenerationRequest probe = greedy_request(random_prompt(rng, 20, 30), 12);
@@ -62,7 +74,7 @@ TEST(Engine, OutputDoesNotDependOnBatchMates) {
   }
 }
 
-TEST(Engine, PreemptedRequestsProduceTheSameOutput) {
+TEST_P(EngineTest, PreemptedRequestsProduceTheSameOutput) {
   std::mt19937 rng(12);
   std::vector<GenerationRequest> batch;
   for (int i = 0; i < 8; ++i) batch.push_back(greedy_request(random_prompt(rng, 10, 30), 30));
@@ -78,7 +90,7 @@ TEST(Engine, PreemptedRequestsProduceTheSameOutput) {
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
 }
 
-TEST(Engine, PrefixCacheHitEqualsMiss) {
+TEST_P(EngineTest, PrefixCacheHitEqualsMiss) {
   std::mt19937 rng(13);
   const std::vector<int32_t> shared = random_prompt(rng, 40, 40);
   auto with_suffix = [&](int32_t extra) {
@@ -96,7 +108,7 @@ TEST(Engine, PrefixCacheHitEqualsMiss) {
   EXPECT_GE(stats.engine.prefix_hit_tokens, 40);
 }
 
-TEST(Engine, SeededSamplingReproducesAmongOthers) {
+TEST_P(EngineTest, SeededSamplingReproducesAmongOthers) {
   auto model = load();
   std::mt19937 rng(14);
   GenerationRequest request = greedy_request(random_prompt(rng, 10, 20), 16);
@@ -109,7 +121,7 @@ TEST(Engine, SeededSamplingReproducesAmongOthers) {
   EXPECT_NE(alone(*model, request), first);
 }
 
-TEST(Engine, SiblingsShareThePromptAndMatchASingleCompletion) {
+TEST_P(EngineTest, SiblingsShareThePromptAndMatchASingleCompletion) {
   auto model = load();
   std::mt19937 rng(15);
   GenerationRequest request = greedy_request(random_prompt(rng, 30, 30), 8);
@@ -125,7 +137,7 @@ TEST(Engine, SiblingsShareThePromptAndMatchASingleCompletion) {
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
-TEST(Engine, StopTokensMaxTokensAndMinTokens) {
+TEST_P(EngineTest, StopTokensMaxTokensAndMinTokens) {
   auto model = load();
   std::mt19937 rng(16);
   GenerationRequest request = greedy_request(random_prompt(rng, 12, 12), 10);
@@ -141,7 +153,7 @@ TEST(Engine, StopTokensMaxTokensAndMinTokens) {
   EXPECT_EQ(result.finish_reasons[0], FinishReason::kLength);
 }
 
-TEST(Engine, LogprobsMatchTeacherForcedScores) {
+TEST_P(EngineTest, LogprobsMatchTeacherForcedScores) {
   auto model = load();
   std::mt19937 rng(17);
   GenerationRequest request = greedy_request(random_prompt(rng, 9, 9), 4);
@@ -171,7 +183,7 @@ TEST(Engine, LogprobsMatchTeacherForcedScores) {
   }
 }
 
-TEST(Engine, RandomAddStepAbortNeverLeaksBlocks) {
+TEST_P(EngineTest, RandomAddStepAbortNeverLeaksBlocks) {
   auto model = load(6, 30, true, 24);
   Engine engine(*model, nullptr);
   std::mt19937 rng(18);
@@ -201,13 +213,46 @@ TEST(Engine, RandomAddStepAbortNeverLeaksBlocks) {
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
-TEST(Engine, RefusesPromptsLongerThanTheContext) {
+TEST_P(EngineTest, RefusesPromptsLongerThanTheContext) {
   auto model = load();
   Engine engine(*model, nullptr);
   EXPECT_THROW(engine.add_request(0, std::vector<int32_t>(96, 5), {}), InputError);
   EXPECT_THROW(engine.add_request(1, {}, {}), InputError);
   EXPECT_THROW(engine.add_request(2, {600}, {}), InputError);
 }
+
+// Async scheduling changes when outputs are reported, never what they are.
+TEST(EngineAsync, AsyncSchedulingEqualsSynchronous) {
+  std::mt19937 rng(19);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 12; ++i) {
+    GenerationRequest r = greedy_request(random_prompt(rng, 1, 40), 1 + rng() % 25);
+    if (i % 3 == 1) {
+      r.params.temperature = 0.8f;
+      r.params.top_k = 20;
+      r.params.seed = 100 + i;
+    }
+    if (i % 4 == 2) r.params.n = 2;
+    batch.push_back(std::move(r));
+  }
+  const auto reference = alone(*load(40, 0, true, 64, false), batch[0]);
+  batch[5].params.stop_token_ids = {reference.at(reference.size() / 2)};
+  batch[5].prompt = batch[0].prompt;
+  batch[5].params.max_tokens = batch[0].params.max_tokens;
+  auto sync = load(40, 0, true, 64, false);
+  auto async = load(40, 0, true, 64, true);
+  const auto expected = generate(*sync, batch);
+  const auto results = generate(*async, batch);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(results[i].completions, expected[i].completions) << "request " << i;
+    EXPECT_EQ(results[i].finish_reasons, expected[i].finish_reasons) << "request " << i;
+  }
+  EXPECT_EQ(results[5].finish_reasons[0], FinishReason::kStop);
+  EXPECT_EQ(async->blocks().n_free(), async->blocks().n_blocks());
+}
+
+INSTANTIATE_TEST_SUITE_P(Scheduling, EngineTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "async" : "sync"; });
 
 }  // namespace
 }  // namespace hadron

@@ -21,22 +21,16 @@ constexpr int kWarps = 4, kThreads = kWarps * 32, kUnroll = 4;
 // 128); fewer keys per split would leave warps idle.
 constexpr int kMinKeysPerSplit = 32;
 
-struct DecodeSplit {
-  int n_splits, chunk;
-};
-
-DecodeSplit plan_splits(const AttentionArgs& args, int n_sms) {
-  const int keys = args.sliding_window > 0 ? std::min(args.max_kv_len, args.sliding_window)
-                                           : args.max_kv_len;
+// The number of splits depends only on the batch's shape (never on context lengths), so a
+// captured graph serves any contexts; each sequence divides its own keys among them.
+int plan_n_splits(const AttentionArgs& args, int n_sms) {
   const int ctas = std::max(1, args.n_seqs * args.n_kv_heads);
-  int n_splits = static_cast<int>(ceil_div(2 * n_sms, ctas));
-  n_splits = std::clamp(n_splits, 1, std::max(1, static_cast<int>(ceil_div(keys, kMinKeysPerSplit))));
-  return {n_splits, std::max(1, static_cast<int>(ceil_div(keys, n_splits)))};
+  return std::max(1, static_cast<int>(ceil_div(2 * n_sms, ctas)));
 }
 
 template <int kD, int kG>
 __global__ void __launch_bounds__(kThreads)
-    attention_decode_kernel(AttentionArgs args, float scale_log2, int chunk, float* partial) {
+    attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
   constexpr int kLanesPerKey = kD / 8, kKeysPerWarp = 32 / kLanesPerKey;
   constexpr int kSlots = kWarps * kKeysPerWarp;  // keys in flight per CTA per unroll step
   __shared__ float slot_o[kSlots][kG][kD];
@@ -46,6 +40,9 @@ __global__ void __launch_bounds__(kThreads)
   const int group_size = args.n_heads / args.n_kv_heads;
   const int kv_len = args.seq_lens_kv[seq];
   const int first = args.sliding_window > 0 ? max(0, kv_len - args.sliding_window) : 0;
+  // This sequence's keys in gridDim.x chunks of at least kMinKeysPerSplit; trailing splits
+  // of a short context are empty and write an empty partial (sum 0).
+  const int chunk = max(kMinKeysPerSplit, (kv_len - first + gridDim.x - 1) / gridDim.x);
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int slot_idx = warp * kKeysPerWarp + lane / kLanesPerKey, sub = lane % kLanesPerKey;
@@ -189,15 +186,14 @@ __global__ void __launch_bounds__(kD)
 
 template <int kD, int kG>
 void launch_with(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
-  const DecodeSplit split = plan_splits(args, n_sms);
-  const dim3 grid(split.n_splits, args.n_kv_heads, args.n_seqs);
+  const int n_splits = plan_n_splits(args, n_sms);
+  const dim3 grid(n_splits, args.n_kv_heads, args.n_seqs);
   const float scale_log2 = args.scale * 1.4426950408889634f;
-  attention_decode_kernel<kD, kG><<<grid, kThreads, 0, stream>>>(args, scale_log2, split.chunk,
-                                                                 workspace);
+  attention_decode_kernel<kD, kG><<<grid, kThreads, 0, stream>>>(args, scale_log2, workspace);
   CUDA_CHECK_LAUNCH();
-  if (split.n_splits > 1) {
+  if (n_splits > 1) {
     combine_splits_kernel<kD><<<dim3(args.n_heads, args.n_seqs), kD, 0, stream>>>(
-        args, workspace, split.n_splits);
+        args, workspace, n_splits);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -216,9 +212,9 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms,
 }  // namespace
 
 size_t decode_workspace_floats(const AttentionArgs& args, int n_sms) {
-  const DecodeSplit split = plan_splits(args, n_sms);
-  if (split.n_splits == 1) return 0;
-  return size_t(args.n_seqs) * args.n_heads * split.n_splits * (args.head_dim + 2);
+  const int n_splits = plan_n_splits(args, n_sms);
+  if (n_splits == 1) return 0;
+  return size_t(args.n_seqs) * args.n_heads * n_splits * (args.head_dim + 2);
 }
 
 // Splits happen only when n_seqs * n_kv_heads < 2 n_sms, and then n_seqs * n_splits <

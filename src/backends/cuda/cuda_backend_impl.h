@@ -66,6 +66,10 @@ class CudaBackend final : public Backend {
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  Buffer allocate_host(size_t bytes) override;
+  void copy_async(const Tensor& src, const Tensor& dst) override;
+  std::unique_ptr<DeviceEvent> record_event() override;
+  std::unique_ptr<DeviceGraph> capture_graph(const CaptureFn& work) override;
 
   void embedding(const Tensor& ids, const Tensor& table, const Tensor& out) override;
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
@@ -95,6 +99,7 @@ class CudaBackend final : public Backend {
   size_t moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts, int64_t hidden,
                              int64_t inter) const override;
   void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) override;
+  void resolve_token_ids(const Tensor& ids, const Tensor& sampled) override;
 
  private:
 

@@ -57,6 +57,10 @@ void launch_silu_mul(const void* gate_up, void* out, int64_t n_tokens, int64_t i
 void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n_rows,
                         int64_t row_bytes, cudaStream_t stream);
 
+// ids[t] < 0 becomes sampled[-ids[t] - 1] (0 past n_sampled); other ids stay.
+void launch_resolve_token_ids(int32_t* ids, const int32_t* sampled, int64_t n_ids,
+                              int64_t n_sampled, cudaStream_t stream);
+
 struct AttentionArgs {
   const void* q;        // [n_tokens, n_heads, head_dim]
   const void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]
