@@ -32,6 +32,11 @@ void WeightPlan::add_merged(Tensor* target, std::vector<WeightSource> sources) {
   specs_.push_back({sources[0].name, std::move(sources), target, false});
 }
 
+void WeightPlan::add_raw(Tensor* target, std::string name, std::vector<int64_t> shape) {
+  add(target, std::move(name), std::move(shape));
+  specs_.back().raw = true;
+}
+
 void WeightPlan::add_optional(Tensor* target, std::string name, std::vector<int64_t> shape) {
   add(target, std::move(name), std::move(shape));
   specs_.back().optional = true;

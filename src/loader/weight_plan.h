@@ -22,6 +22,7 @@ struct WeightSpec {
   std::vector<WeightSource> sources;
   Tensor* target = nullptr;  // where the loaded tensor view goes
   bool optional = false;     // absent in the checkpoint -> left undefined
+  bool raw = false;          // integer data loaded as stored (MXFP4 blocks and scales)
 
   // The merged shape: sources concatenated along dim 0.
   std::vector<int64_t> shape() const;
@@ -34,6 +35,8 @@ class WeightPlan {
   void add(Tensor* target, std::string name, std::vector<int64_t> shape);
   // One parameter merged from several tensors along dim 0.
   void add_merged(Tensor* target, std::vector<WeightSource> sources);
+  // A U8 tensor loaded as stored, for the model to decode (MXFP4 blocks and scales).
+  void add_raw(Tensor* target, std::string name, std::vector<int64_t> shape);
   // A parameter the checkpoint may lack (e.g. biases of some variants).
   void add_optional(Tensor* target, std::string name, std::vector<int64_t> shape);
   // Checkpoint tensors starting with `prefix` may stay unused (vision towers, MTP layers...).

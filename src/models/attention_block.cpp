@@ -22,6 +22,8 @@ void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix,
     plan.add(&k_norm_, prefix + "k_norm.weight", {d});
   }
   plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nq * d});
+  if (options.o_bias) plan.add(&o_bias_, prefix + "o_proj.bias", {hidden});
+  if (options.sinks) plan.add(&sinks_, prefix + "sinks", {nq});
 }
 
 void AttentionBlock::forward(Backend& backend, const Tensor& x, const BatchMeta& meta,
@@ -36,9 +38,9 @@ void AttentionBlock::forward(Backend& backend, const Tensor& x, const BatchMeta&
                          v_cache, meta.slot_mapping, q);
   const Tensor attn = arena.alloc(act, {n_tokens, nq, d});
   const AttentionParams params{1.0f / std::sqrt(static_cast<float>(d)), options_.sliding_window,
-                               0.0f};
+                               0.0f, sinks_};
   backend.attention(q, k_cache, v_cache, meta, params, attn);
-  backend.linear(attn.reshape({n_tokens, nq * d}), o_proj_, Tensor{}, out);
+  backend.linear(attn.reshape({n_tokens, nq * d}), o_proj_, o_bias_, out);
 }
 
 void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,

@@ -1,5 +1,6 @@
 // Self-attention with options: fused qkv (+bias), optional per-head q/k RMSNorm, RoPE,
-// paged KV cache, grouped-query attention, output projection.
+// paged KV cache, grouped-query attention (optionally with sink logits), output projection
+// (+bias).
 #pragma once
 
 #include <string>
@@ -13,6 +14,8 @@ namespace hadron {
 
 struct AttentionOptions {
   bool qkv_bias = false;  // biases on q/k/v projections
+  bool o_bias = false;    // bias on the output projection (gpt-oss)
+  bool sinks = false;     // a learned softmax sink logit per head (gpt-oss)
   bool qk_norm = false;   // RMSNorm over head_dim on q and k before RoPE
   RopeStyle rope_style = RopeStyle::kNeox;
   int sliding_window = 0;
@@ -32,7 +35,7 @@ class AttentionBlock {
  private:
   AttentionOptions options_;
   QkvParams qkv_params_;
-  Tensor qkv_, qkv_bias_, q_norm_, k_norm_, o_proj_;
+  Tensor qkv_, qkv_bias_, q_norm_, k_norm_, o_proj_, o_bias_, sinks_;
 };
 
 // A SwiGLU MLP: down(silu(gate(x)) * up(x)) with gate and up fused.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "models/mxfp4.h"
 
 namespace hadron {
 
@@ -36,6 +37,21 @@ void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelC
   if (options.router_bias) plan.add(&router_bias_, block + names.router + ".bias", {n_experts_});
   if (options.correction_bias)
     plan.add(&correction_bias_, block + names.router + ".e_score_correction_bias", {n_experts_});
+  switch (options.layout) {
+    case MoeExpertLayout::kPerExpert:
+      declare_per_expert(plan, block);
+      break;
+    case MoeExpertLayout::kFusedMxfp4:
+      declare_fused_mxfp4(plan, block);
+      break;
+  }
+  if (options.shared_experts)
+    shared_.declare(plan, block + "shared_experts.", hidden_,
+                    config.moe.shared_expert_intermediate_size);
+}
+
+void MoeBlock::declare_per_expert(WeightPlan& plan, const std::string& block) {
+  const MoeNames& names = options_.names;
   std::vector<WeightSource> gate_up, down;
   for (int64_t e = 0; e < n_experts_; ++e) {
     const std::string expert = fmt::format("{}{}.{}.", block, names.experts, e);
@@ -43,11 +59,29 @@ void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelC
     gate_up.push_back({expert + names.up + ".weight", {inter_, hidden_}});
     down.push_back({expert + names.down + ".weight", {hidden_, inter_}});
   }
-  plan.add_merged(&gate_up_, std::move(gate_up));  // [E * 2I, H]
-  plan.add_merged(&down_, std::move(down));        // [E * H, I]
-  if (options.shared_experts)
-    shared_.declare(plan, block + "shared_experts.", hidden_,
-                    config.moe.shared_expert_intermediate_size);
+  plan.add_merged(&gate_up_, std::move(gate_up));
+  plan.add_merged(&down_, std::move(down));
+}
+
+void MoeBlock::declare_fused_mxfp4(WeightPlan& plan, const std::string& block) {
+  if (hidden_ % 32 != 0 || inter_ % 32 != 0)
+    input_error("MXFP4 experts need hidden ({}) and intermediate ({}) sizes divisible by 32",
+                hidden_, inter_);
+  const std::string experts = block + options_.names.experts + ".";
+  const int64_t E = n_experts_, H = hidden_, I = inter_;
+  plan.add_raw(&gate_up_blocks_, experts + "gate_up_proj_blocks", {E, 2 * I, H / 32, 16});
+  plan.add_raw(&gate_up_scales_, experts + "gate_up_proj_scales", {E, 2 * I, H / 32});
+  plan.add(&gate_up_bias_, experts + "gate_up_proj_bias", {E, 2 * I});
+  plan.add_raw(&down_blocks_, experts + "down_proj_blocks", {E, H, I / 32, 16});
+  plan.add_raw(&down_scales_, experts + "down_proj_scales", {E, H, I / 32});
+  plan.add(&down_bias_, experts + "down_proj_bias", {E, H});
+}
+
+void MoeBlock::prepare(Backend& backend) {
+  if (options_.layout != MoeExpertLayout::kFusedMxfp4) return;
+  const DType dtype = backend.weight_dtype(DType::BF16);  // MXFP4 values are exact in bf16
+  decoded_[0] = dequantize_mxfp4(backend, gate_up_blocks_, gate_up_scales_, dtype, gate_up_);
+  decoded_[1] = dequantize_mxfp4(backend, down_blocks_, down_scales_, dtype, down_);
 }
 
 void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {

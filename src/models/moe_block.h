@@ -22,10 +22,18 @@ struct MoeNames {
   std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
 };
 
+enum class MoeExpertLayout : uint8_t {
+  kPerExpert,  // <experts>.<e>.{gate,up,down}.weight, stacked at load
+  // gpt-oss: <experts>.{gate_up,down}_proj_{blocks,scales} in MXFP4 ([E, out, in/32, 16] and
+  // [E, out, in/32]) with <experts>.{gate_up,down}_proj_bias; decoded by prepare()
+  kFusedMxfp4
+};
+
 struct MoeOptions {
   MoeRoutingParams routing;
   MoeExpertParams experts;
   MoeNames names;
+  MoeExpertLayout layout = MoeExpertLayout::kPerExpert;
   bool router_bias = false;      // <router>.bias [E] (gpt-oss)
   bool correction_bias = false;  // <router>.e_score_correction_bias [E] (GLM-4.5)
   bool shared_experts = false;   // shared_experts.{gate,up,down}_proj (GLM-4.5)
@@ -43,14 +51,21 @@ class MoeBlock {
   // prefix: e.g. "model.layers.3."; the block's own name comes from options.names.block.
   void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
                const MoeOptions& options);
+  // Once the weights are loaded: decodes MXFP4 experts into the backend's weight dtype.
+  void prepare(Backend& backend);
   // x: normed input [T, hidden]; out: [T, hidden].
   void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
 
  private:
+  void declare_per_expert(WeightPlan& plan, const std::string& block);
+  void declare_fused_mxfp4(WeightPlan& plan, const std::string& block);
+
   MoeOptions options_;
   int64_t n_experts_ = 0, hidden_ = 0, inter_ = 0;
   Tensor router_, router_bias_, correction_bias_;
-  Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // loaded shapes; viewed as MoeExpertWeights
+  Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // [E * 2I, H], [E, 2I], [E * H, I], [E, H]
+  Tensor gate_up_blocks_, gate_up_scales_, down_blocks_, down_scales_;  // kFusedMxfp4
+  Buffer decoded_[2];  // gate_up_ and down_ decoded from MXFP4
   GatedMlp shared_;
 };
 

@@ -14,6 +14,7 @@ constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"Qwen3MoeForCausalLM", make_qwen3_moe},
     {"MixtralForCausalLM", make_mixtral},
     {"Glm4MoeForCausalLM", make_glm4_moe},
+    {"GptOssForCausalLM", make_gpt_oss},
 };
 
 }  // namespace

@@ -37,6 +37,9 @@ struct AttentionParams {
   float scale = 1.0f;       // softmax scale, usually 1/sqrt(head_dim)
   int sliding_window = 0;   // 0: full causal; else attend to the last `sliding_window` keys
   float logit_softcap = 0;  // 0: none
+  // [n_heads] or undefined: a learned logit per head that joins each softmax's denominator
+  // and adds no value (gpt-oss "sinks").
+  Tensor sinks;
 };
 
 class Backend {

@@ -105,7 +105,8 @@ TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
 std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> cases;
   for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4",
-                           "llama3-hd64", "qwen3-hd128", "qwen3-moe", "mixtral", "glm4-moe"})
+                           "llama3-hd64", "qwen3-hd128", "qwen3-moe", "mixtral", "glm4-moe",
+                           "gpt-oss"})
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
   cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model

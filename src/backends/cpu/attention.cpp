@@ -41,11 +41,13 @@ struct AttentionJob {
   int64_t block_size, n_heads, n_kv_heads, head_dim;
   float scale;
   int sliding_window;
+  const float* sinks;  // [n_heads] or null
 };
 
-// One query head of one token at `position` attends to keys [first, position].
-void attend(const AttentionJob& job, const float* q, int64_t kv_head, int64_t position,
-            float* out, std::vector<float>& scores) {
+// One query head of one token at `position` attends to keys [first, position] (and to the
+// head's sink logit, when there is one).
+void attend(const AttentionJob& job, const float* q, int64_t head, int64_t kv_head,
+            int64_t position, float* out, std::vector<float>& scores) {
   const int64_t first = job.sliding_window > 0
                             ? std::max<int64_t>(0, position - job.sliding_window + 1)
                             : 0;
@@ -64,7 +66,8 @@ void attend(const AttentionJob& job, const float* q, int64_t kv_head, int64_t po
     scores[j - first] = dot * job.scale;
     max_score = std::max(max_score, scores[j - first]);
   }
-  double sum = 0;
+  if (job.sinks != nullptr) max_score = std::max(max_score, job.sinks[head]);
+  double sum = job.sinks != nullptr ? std::exp(job.sinks[head] - max_score) : 0.0;
   for (float& s : scores) sum += (s = std::exp(s - max_score));
   std::fill(out, out + job.head_dim, 0.0f);
   for (int64_t j = first; j <= position; ++j) {
@@ -86,6 +89,13 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
                "attention q {} over cache {} into {}", q.describe(), k_cache.describe(),
                out.describe());
   HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on the CPU");
+  std::vector<float> sinks;
+  if (params.sinks.defined()) {
+    HADRON_CHECK(params.sinks.numel() == n_heads, "attention sinks {} for {} heads",
+                 params.sinks.describe(), n_heads);
+    sinks.resize(n_heads);
+    load_row_f32(params.sinks, 0, n_heads, sinks.data());
+  }
   const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
   const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
   const int64_t max_blocks = meta.block_tables.size(1);
@@ -105,8 +115,8 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
       const AttentionJob job{q.ptr<float>(), k_cache.ptr<float>(), v_cache.ptr<float>(),
                              meta.block_tables.ptr<int32_t>() + s * max_blocks,
                              k_cache.size(1), n_heads, n_kv_heads, head_dim, params.scale,
-                             params.sliding_window};
-      attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h / group, position,
+                             params.sliding_window, sinks.empty() ? nullptr : sinks.data()};
+      attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h, h / group, position,
              out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
     }
   }, work);

@@ -60,6 +60,7 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
                "attention q {} over cache {} into {} (block size {}, {} sequences)",
                q.describe(), k_cache.describe(), out.describe(), meta.block_size, meta.n_seqs);
   HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on CUDA");
+  HADRON_CHECK(!params.sinks.defined(), "attention sinks (gpt-oss) are not implemented on CUDA");
   AttentionArgs args{q.data,
                      k_cache.data,
                      v_cache.data,
