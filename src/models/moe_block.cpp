@@ -78,6 +78,16 @@ void MoeBlock::declare_fused_mxfp4(WeightPlan& plan, const std::string& block) {
 }
 
 void MoeBlock::prepare(Backend& backend) {
+  if (router_bias_.defined() && router_bias_.dtype != DType::F32) {
+    // The router writes F32 logits and backends take a bias in the output's dtype.
+    Buffer stored = Buffer::host(router_bias_.nbytes());
+    backend.copy(router_bias_, stored.view(router_bias_.dtype, {n_experts_}));
+    std::vector<float> values(n_experts_);
+    convert_to_f32(stored.data(), router_bias_.dtype, values.data(), n_experts_);
+    router_bias_f32_ = backend.allocate(n_experts_ * sizeof(float));
+    router_bias_ = router_bias_f32_.view(DType::F32, {n_experts_});
+    backend.copy(Tensor::view_of(values.data(), DType::F32, {n_experts_}), router_bias_);
+  }
   if (options_.layout != MoeExpertLayout::kFusedMxfp4) return;
   const DType dtype = backend.weight_dtype(DType::BF16);  // MXFP4 values are exact in bf16
   decoded_[0] = dequantize_mxfp4(backend, gate_up_blocks_, gate_up_scales_, dtype, gate_up_);

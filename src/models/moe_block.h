@@ -51,7 +51,8 @@ class MoeBlock {
   // prefix: e.g. "model.layers.3."; the block's own name comes from options.names.block.
   void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
                const MoeOptions& options);
-  // Once the weights are loaded: decodes MXFP4 experts into the backend's weight dtype.
+  // Once the weights are loaded: widens the router bias to F32 and decodes MXFP4 experts
+  // into the backend's weight dtype.
   void prepare(Backend& backend);
   // x: normed input [T, hidden]; out: [T, hidden].
   void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
@@ -65,7 +66,8 @@ class MoeBlock {
   Tensor router_, router_bias_, correction_bias_;
   Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // [E * 2I, H], [E, 2I], [E * H, I], [E, H]
   Tensor gate_up_blocks_, gate_up_scales_, down_blocks_, down_scales_;  // kFusedMxfp4
-  Buffer decoded_[2];  // gate_up_ and down_ decoded from MXFP4
+  Buffer decoded_[2];       // gate_up_ and down_ decoded from MXFP4
+  Buffer router_bias_f32_;  // router_bias_ widened to F32 (the router's logits are F32)
   GatedMlp shared_;
 };
 
