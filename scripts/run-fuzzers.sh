@@ -8,7 +8,8 @@
 set -euo pipefail
 
 seconds="${1:-30}"
-targets=(fuzz_safetensors_header fuzz_model_config fuzz_chat_template fuzz_tokenizer_json fuzz_tokenizer_encode)
+targets=(fuzz_safetensors_header fuzz_model_config fuzz_chat_template fuzz_tokenizer_json fuzz_tokenizer_encode
+         fuzz_gguf_metadata)
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 

