@@ -5,6 +5,7 @@
 #include "loader/gguf.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -68,6 +69,7 @@ class FileSource final : public Source {
  public:
   explicit FileSource(const std::string& path) : in_(path, std::ios::binary) {
     if (!in_) input_error("cannot open GGUF file {}", path);
+    if (!std::filesystem::is_regular_file(path)) input_error("{}: not a regular file", path);
     in_.seekg(0, std::ios::end);
     size_ = static_cast<uint64_t>(in_.tellg());
     in_.seekg(0);
@@ -236,11 +238,6 @@ std::string_view gguf_type_name(GgufType type) {
     case GgufType::kFloat64: return "float64";
   }
   return "unknown";
-}
-
-bool GgufValue::is_integer() const {
-  return element_bytes(element_type) > 0 && element_type != GgufType::kBool &&
-         element_type != GgufType::kFloat32 && element_type != GgufType::kFloat64;
 }
 
 size_t GgufValue::size() const { return ints.size() + floats.size() + strings.size(); }

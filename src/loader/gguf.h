@@ -57,8 +57,7 @@ struct GgufValue {
   std::vector<std::string> strings;
 
   bool is_array() const { return type == GgufType::kArray; }
-  bool is_integer() const;  // element_type is one of the integer types
-  size_t size() const;      // number of elements
+  size_t size() const;  // number of elements
 };
 
 class GgufMetadata {

@@ -173,6 +173,8 @@ TEST(Gguf, ReadsOnlyTheMetadataOfAFile) {
   EXPECT_EQ(m.get_strings("words"), parse(every_type()).get_strings("words"));
   EXPECT_NE(input_error_of([&] { GgufMetadata::read(dir.path() / "none.gguf"); }).find("cannot open"),
             std::string::npos);
+  EXPECT_NE(input_error_of([&] { GgufMetadata::read(dir.path()); }).find("not a regular file"),
+            std::string::npos);
   const std::string truncated = dir.write("t.gguf", every_type().substr(0, 100));
   EXPECT_NE(input_error_of([&] { GgufMetadata::read(truncated); }).find("truncated"), std::string::npos);
 }

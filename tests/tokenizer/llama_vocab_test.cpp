@@ -73,11 +73,15 @@ TEST(GgufVocab, WordPieceDecodesAsBert) {
   EXPECT_EQ(tokenizer.token_to_id("months"), 2706);
 }
 
-// The GGUF vocabulary gives the ids that Hugging Face tokenizers gives with bge's
-// tokenizer.json (reference.mjs builds it from the same vocabulary) on the whole corpus.
-TEST(GgufVocab, WordPieceMatchesTheReference) {
-  const Tokenizer tokenizer = load_gguf_tokenizer(vocab_file("bert-bge"));
-  const nlohmann::json reference = reference_results("bert_bge");
+// A GGUF vocabulary gives the ids that Hugging Face tokenizers gives with the model's
+// tokenizer.json (reference.mjs builds it from the same vocabulary) on the whole corpus:
+// WordPiece (bge) and Falcon's split of digits after ByteLevel.
+class GgufMatchesReference : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(GgufMatchesReference, OnTheCorpus) {
+  const auto [gguf_name, reference_name] = GetParam();
+  const Tokenizer tokenizer = load_gguf_tokenizer(vocab_file(gguf_name));
+  const nlohmann::json reference = reference_results(reference_name);
   const std::vector<CorpusSample>& samples = corpus_samples();
   ASSERT_EQ(reference.at("samples").size(), samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -86,8 +90,15 @@ TEST(GgufVocab, WordPieceMatchesTheReference) {
         << samples[i].file << "#" << samples[i].index;
     EXPECT_EQ(tokenizer.encode(samples[i].bytes, true),
               want.at("ids_special").get<std::vector<int32_t>>());
+    EXPECT_EQ(tokenizer.decode(want.at("ids").get<std::vector<int32_t>>(), false),
+              want.at("text").get<std::string>());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, GgufMatchesReference,
+                         ::testing::Values(std::pair{"bert-bge", "bert_bge"},
+                                           std::pair{"falcon", "falcon"}),
+                         [](const auto& info) { return std::string(info.param.second); });
 
 TEST(GgufVocab, SpecialTokensAndFlags) {
   const Tokenizer spm = load_gguf_tokenizer(vocab_file("llama-spm"));

