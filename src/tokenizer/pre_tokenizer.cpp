@@ -53,6 +53,14 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& json) {
                                           [](const Step& step) { return step.kind == Kind::kByteLevel; });
   if (n_byte_level > 1) input_error("tokenizer: more than one ByteLevel pre-tokenizer");
   pre_tokenizer.byte_level_ = n_byte_level == 1;
+  // After ByteLevel, words are in the byte alphabet; only splits keep them there.
+  bool after_byte_level = false;
+  for (const Step& step : pre_tokenizer.steps_) {
+    if (after_byte_level && step.kind == Kind::kMetaspace) {
+      input_error("tokenizer: a Metaspace pre-tokenizer after ByteLevel is not supported");
+    }
+    after_byte_level |= step.kind == Kind::kByteLevel;
+  }
   return pre_tokenizer;
 }
 
