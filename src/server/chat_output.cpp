@@ -1,0 +1,29 @@
+#include "server/chat_output.h"
+
+#include "server/openai_common.h"
+
+namespace hadron::server {
+
+ParsedDelta ChatChoice::add(const RequestOutput& output) {
+  ParsedDelta delta = parser->push(output.text);
+  if (output.finished) delta.append(parser->finish());
+  n_tokens += static_cast<int64_t>(output.token_ids.size());
+  logprobs.insert(logprobs.end(), output.logprobs.begin(), output.logprobs.end());
+  if (output.finished) finish = output.finish_reason;
+  for (size_t i = 0; i < delta.tool_calls.size(); ++i) tool_call_ids.push_back(random_id("call_"));
+  message.reasoning += delta.reasoning;
+  message.content += delta.content;
+  message.tool_calls.insert(message.tool_calls.end(), delta.tool_calls.begin(),
+                            delta.tool_calls.end());
+  return delta;
+}
+
+std::vector<ChatChoice> make_chat_choices(int n, OutputFormat format, bool tools_offered,
+                                          bool starts_in_reasoning) {
+  if (!tools_offered && format.tools != ToolFormat::kHarmony) format.tools = ToolFormat::kNone;
+  std::vector<ChatChoice> choices(n);
+  for (ChatChoice& c : choices) c.parser = make_output_parser(format, starts_in_reasoning);
+  return choices;
+}
+
+}  // namespace hadron::server

@@ -1,0 +1,29 @@
+// A chat choice's output as it streams: text through the model's output parser, tokens,
+// logprobs and how it finished. Shared by /v1/chat/completions and /v1/messages.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/output_parser.h"
+
+namespace hadron::server {
+
+struct ChatChoice {
+  std::unique_ptr<OutputParser> parser;
+  ParsedDelta message;          // everything so far
+  std::vector<std::string> tool_call_ids;
+  std::vector<Logprobs> logprobs;
+  FinishReason finish = FinishReason::kNone;
+  int64_t n_tokens = 0;
+
+  // Feeds one engine output; returns the new part of the message it completes.
+  ParsedDelta add(const RequestOutput& output);
+};
+
+// A parser per choice: tool calls parsed only when the request offered tools.
+std::vector<ChatChoice> make_chat_choices(int n, OutputFormat format, bool tools_offered,
+                                          bool starts_in_reasoning);
+
+}  // namespace hadron::server

@@ -1,0 +1,109 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace hadron::server {
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double value) {
+  const size_t bucket = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
+  std::lock_guard lock(mutex_);
+  ++counts_[bucket];
+  sum_ += value;
+  ++count_;
+}
+
+std::string Histogram::render(const std::string& name, const std::string& help) const {
+  std::lock_guard lock(mutex_);
+  std::string out = fmt::format("# HELP {0} {1}\n# TYPE {0} histogram\n", name, help);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    cumulative += counts_[i];
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds_[i], cumulative);
+  }
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, count_);
+  out += fmt::format("{}_sum {}\n{}_count {}\n", name, sum_, name, count_);
+  return out;
+}
+
+Metrics::Metrics()
+    : ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5,
+             10, 20, 40, 80}),
+      inter_token_({0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1,
+                    0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5}),
+      e2e_({0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480}) {}
+
+namespace {
+
+template <typename Key>
+void increment(std::vector<std::pair<Key, uint64_t>>& counters, const Key& key) {
+  for (auto& [name, count] : counters) {
+    if (name == key) {
+      ++count;
+      return;
+    }
+  }
+  counters.emplace_back(key, 1);
+}
+
+}  // namespace
+
+void Metrics::count_request(const std::string& outcome) {
+  std::lock_guard lock(mutex_);
+  increment(requests_, outcome);
+}
+
+void Metrics::count_http(int status) {
+  std::lock_guard lock(mutex_);
+  increment(http_, status);
+}
+
+std::string Metrics::render(const EngineStats& stats, const std::string& model_name) const {
+  const std::string label = fmt::format("model_name=\"{}\"", model_name);
+  std::string out;
+  const auto gauge = [&](const char* name, const char* help, const char* type, double value) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0}{{{3}}} {4}\n", name, help, type,
+                       label, value);
+  };
+  {
+    std::lock_guard lock(mutex_);
+    out += "# HELP hadron_requests_total Generations by how they ended.\n"
+           "# TYPE hadron_requests_total counter\n";
+    for (const auto& [outcome, count] : requests_)
+      out += fmt::format("hadron_requests_total{{{},outcome=\"{}\"}} {}\n", label, outcome, count);
+    out += "# HELP hadron_http_requests_total HTTP responses by status code.\n"
+           "# TYPE hadron_http_requests_total counter\n";
+    for (const auto& [status, count] : http_)
+      out += fmt::format("hadron_http_requests_total{{{},status=\"{}\"}} {}\n", label, status, count);
+  }
+  gauge("hadron_prompt_tokens_total", "Prompt tokens of admitted requests.", "counter",
+        static_cast<double>(prompt_tokens_.load()));
+  gauge("hadron_generation_tokens_total", "Generated tokens.", "counter",
+        static_cast<double>(generation_tokens_.load()));
+  gauge("hadron_num_requests_running", "Sequences in the running batch.", "gauge",
+        static_cast<double>(stats.n_running));
+  gauge("hadron_num_requests_waiting", "Sequences waiting for KV blocks or a batch slot.",
+        "gauge", static_cast<double>(stats.n_waiting));
+  gauge("hadron_kv_cache_usage_perc", "Fraction of KV-cache blocks in use.", "gauge",
+        stats.kv_usage);
+  gauge("hadron_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
+        "counter", static_cast<double>(stats.prefix_queried_tokens));
+  gauge("hadron_prefix_cache_hits_total", "Prompt tokens found in the prefix cache.", "counter",
+        static_cast<double>(stats.prefix_hit_tokens));
+  gauge("hadron_prefix_cache_hit_rate", "Prefix-cache hits over queries since start.", "gauge",
+        stats.prefix_queried_tokens > 0 ? static_cast<double>(stats.prefix_hit_tokens) /
+                                              static_cast<double>(stats.prefix_queried_tokens)
+                                        : 0.0);
+  gauge("hadron_num_preemptions_total", "Sequences preempted for KV blocks.", "counter",
+        static_cast<double>(stats.n_preemptions));
+  out += ttft_.render("hadron_time_to_first_token_seconds", "Time to the first token.");
+  out += inter_token_.render("hadron_inter_token_latency_seconds", "Time between tokens.");
+  out += e2e_.render("hadron_e2e_request_latency_seconds", "Request latency, end to end.");
+  return out;
+}
+
+}  // namespace hadron::server

@@ -1,0 +1,38 @@
+// The sampling fields shared by /v1/completions, /v1/chat/completions and /v1/messages, read
+// into SamplingParams with OpenAI's names (and vLLM's extras: top_k, min_p,
+// repetition_penalty, min_tokens, ignore_eos, stop_token_ids, skip_special_tokens).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "engine/sampling_params.h"
+#include "server/request_fields.h"
+
+namespace hadron::server {
+
+// What the model folder's generation_config.json sets, used when a request leaves a field out.
+struct SamplingDefaults {
+  std::optional<float> temperature, top_p;
+  std::optional<int> top_k;
+};
+
+struct SamplingContext {
+  const RequestLimits& limits;
+  const SamplingDefaults& defaults;
+  int32_t vocab_size = 0;
+};
+
+// Everything but max_tokens and logprobs, whose names and meaning differ per endpoint.
+SamplingParams parse_sampling(const Fields& fields, const SamplingContext& context);
+
+// The generation budget: `requested` (already range-checked >= 1) or what is left of the
+// context; 400 when the prompt leaves no room or prompt + requested exceeds the context.
+struct MaxTokensField {
+  std::string max_tokens_param;  // the field that asked (max_tokens, max_completion_tokens)
+  std::string prompt_param;      // where the prompt came from (prompt, messages)
+};
+int64_t resolve_max_tokens(std::optional<int64_t> requested, int64_t prompt_len,
+                           int64_t max_model_len, const MaxTokensField& names);
+
+}  // namespace hadron::server

@@ -1,0 +1,107 @@
+// Request parsing under limits: malformed and hostile bodies are 4xx with the field named.
+#include <gtest/gtest.h>
+
+#include "server/api_error.h"
+#include "server/chat_prompt.h"
+#include "server/sampling_request.h"
+
+namespace hadron::server {
+namespace {
+
+int status_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const ApiError& e) {
+    return e.status();
+  }
+  return 200;
+}
+
+TEST(RequestBody, LimitsAndShapes) {
+  RequestLimits limits;
+  limits.max_body_bytes = 100;
+  limits.max_json_depth = 4;
+  EXPECT_EQ(status_of([&] { parse_body(std::string(101, ' '), limits); }), 413);
+  EXPECT_EQ(status_of([&] { parse_body("{\"a\": [[[[[1]]]]]}", limits); }), 400);
+  EXPECT_EQ(status_of([&] { parse_body("{\"a\": \"\xff\"}", limits); }), 400);
+  EXPECT_EQ(status_of([&] { parse_body("{\"a\": ", limits); }), 400);
+  EXPECT_EQ(status_of([&] { parse_body("[1]", limits); }), 422);
+  EXPECT_EQ(status_of([&] { parse_body("{\"a\": [[1]]}", limits); }), 200);
+}
+
+SamplingParams sampling(const std::string& body) {
+  static const RequestLimits limits;
+  static const SamplingDefaults defaults{0.7f, 0.9f, 20};
+  const Json json = Json::parse(body);
+  return parse_sampling(Fields(json), {limits, defaults, 1000});
+}
+
+TEST(SamplingRequest, ReadsFieldsAndDefaults) {
+  const SamplingParams d = sampling("{}");
+  EXPECT_FLOAT_EQ(d.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(d.top_p, 0.9f);
+  EXPECT_EQ(d.top_k, 20);
+  const SamplingParams p = sampling(
+      R"({"temperature": 0, "top_k": -1, "n": 3, "seed": 5, "stop": "END", "logit_bias": {"12": -100},
+          "stop_token_ids": [7], "presence_penalty": 0.5, "min_tokens": 2, "ignore_eos": true})");
+  EXPECT_EQ(p.temperature, 0);
+  EXPECT_EQ(p.top_k, 0);
+  EXPECT_EQ(p.n, 3);
+  EXPECT_EQ(p.seed, 5u);
+  EXPECT_EQ(p.stop, std::vector<std::string>{"END"});
+  ASSERT_EQ(p.logit_bias.size(), 1u);
+  EXPECT_EQ(p.logit_bias[0].first, 12);
+  EXPECT_EQ(p.stop_token_ids, std::vector<int32_t>{7});
+  EXPECT_TRUE(p.ignore_eos);
+}
+
+TEST(SamplingRequest, BadValuesAre4xx) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {R"({"temperature": "hot"})", 422}, {R"({"temperature": 3})", 400},
+      {R"({"top_p": 0})", 400},           {R"({"n": 0})", 400},
+      {R"({"n": 1000})", 400},            {R"({"stop": [1]})", 422},
+      {R"({"stop": ""})", 400},           {R"({"logit_bias": {"x": 1}})", 400},
+      {R"({"logit_bias": {"5000": 1}})", 400}, {R"({"logit_bias": {"5": 1000}})", 400},
+      {R"({"seed": 1.5})", 422},          {R"({"response_format": {"type": "json_object"}})", 400},
+      {R"({"stop_token_ids": [-1]})", 400}, {R"({"best_of": 3})", 400},
+      {R"({"frequency_penalty": 9})", 400}, {R"({"min_p": 2})", 400},
+  };
+  for (const auto& [body, status] : cases) EXPECT_EQ(status_of([&] { sampling(body); }), status) << body;
+  std::string many_stops = R"({"stop": [)";
+  for (int i = 0; i < 17; ++i) many_stops += (i ? ",\"" : "\"") + std::to_string(i) + "\"";
+  EXPECT_EQ(status_of([&] { sampling(many_stops + "]}"); }), 400);
+}
+
+TEST(SamplingRequest, MaxTokensAgainstContext) {
+  EXPECT_EQ(resolve_max_tokens(std::nullopt, 10, 100, {"max_tokens", "prompt"}), 90);
+  EXPECT_EQ(resolve_max_tokens(5, 10, 100, {"max_tokens", "prompt"}), 5);
+  EXPECT_EQ(status_of([] { resolve_max_tokens(95, 10, 100, {"max_tokens", "prompt"}); }), 400);
+  EXPECT_EQ(status_of([] { resolve_max_tokens(0, 10, 100, {"max_tokens", "prompt"}); }), 400);
+  EXPECT_EQ(status_of([] { resolve_max_tokens(1, 100, 100, {"max_tokens", "prompt"}); }), 400);
+}
+
+TEST(ChatMessages, NormalisedForTemplates) {
+  const Json body = Json::parse(R"({"messages": [
+      {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "f", "arguments": "{\"x\": 1}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "42"}]})");
+  const Json messages = openai_messages(Fields(body), RequestLimits{});
+  EXPECT_EQ(messages[0]["content"], "ab");
+  EXPECT_EQ(messages[1]["content"], "");
+  EXPECT_EQ(messages[1]["tool_calls"][0]["function"]["arguments"]["x"], 1);
+  const auto status = [](const char* text) {
+    const Json b = Json::parse(text);
+    return status_of([&] { openai_messages(Fields(b), RequestLimits{}); });
+  };
+  EXPECT_EQ(status(R"({"messages": []})"), 400);
+  EXPECT_EQ(status(R"({"messages": "hi"})"), 422);
+  EXPECT_EQ(status(R"({"messages": [{"role": "wizard", "content": "x"}]})"), 400);
+  EXPECT_EQ(status(R"({"messages": [{"role": "user"}]})"), 400);
+  EXPECT_EQ(status(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})"), 400);
+  EXPECT_EQ(status(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [
+      {"function": {"name": "f", "arguments": "not json"}}]}]})"), 400);
+}
+
+}  // namespace
+}  // namespace hadron::server
