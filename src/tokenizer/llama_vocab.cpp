@@ -51,6 +51,10 @@ void validate(const LlamaVocab& vocab) {
   }
 }
 
+// "[PAD<id>]" at its own id: convert_hf_to_gguf.py's filler for an id the Hugging Face
+// tokenizer does not have (typed user-defined or unknown by older versions, unused by newer).
+bool is_filler(const std::string& token, size_t id) { return token == fmt::format("[PAD{}]", id); }
+
 // Control and user-defined tokens are added tokens of tokenizer.json, found in the raw text;
 // control ones (and the unknown token) are special.
 std::vector<AddedToken> added_tokens(const LlamaVocab& vocab, const std::vector<std::string>& tokens) {
@@ -59,6 +63,7 @@ std::vector<AddedToken> added_tokens(const LlamaVocab& vocab, const std::vector<
     const LlamaTokenType type = type_of(vocab, id);
     const bool special = type == LlamaTokenType::kControl || type == LlamaTokenType::kUnknown;
     if ((!special && type != LlamaTokenType::kUserDefined) || tokens[id].empty()) continue;
+    if (is_filler(tokens[id], id)) continue;
     AddedToken token;
     token.content = tokens[id];
     token.id = static_cast<int32_t>(id);

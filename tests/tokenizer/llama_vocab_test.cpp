@@ -109,6 +109,12 @@ TEST(GgufVocab, SpecialTokensAndFlags) {
   EXPECT_EQ(gpt2.encode("Hello", true), std::vector<int32_t>{15496});  // no BOS by default
   EXPECT_EQ(gpt2.encode("<|endoftext|>", false), std::vector<int32_t>{50256});
   EXPECT_EQ(gpt2.vocab_size(), 50257);
+  // llama.cpp's "[PAD<id>]" fillers are not tokens of the HF tokenizer: no match in the text.
+  const Tokenizer coder = load_gguf_tokenizer(vocab_file("deepseek-coder"));
+  EXPECT_EQ(coder.vocab_size(), 32022);  // HF's len(tokenizer): the fillers come after
+  EXPECT_EQ(coder.id_to_token(32022), "");
+  EXPECT_GT(coder.encode("[PAD32022]", false).size(), 1u);
+  EXPECT_EQ(coder.encode("<|EOT|>", false), std::vector<int32_t>{32021});  // user-defined
 }
 
 LlamaVocab tiny_bpe() {
