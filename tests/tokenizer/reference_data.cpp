@@ -103,7 +103,7 @@ const std::vector<std::string>& reference_tokenizer_names() {
       "qwen3",         "gptoss",           "deepseek_v3",           "llama3_1",
       "mistral_v1",    "default_model",    "mistral_metaspace",     "mistral_metaspace_split",
       "mistral_strip2", "qwen3_added_flags", "qwen3_nfkc_digits", "qwen3_gpt2",
-      "bert_bge",      "falcon"};
+      "bert_bge",      "falcon",           "deepseek_llm",      "deepseek_coder"};
   return names;
 }
 
