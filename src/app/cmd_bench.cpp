@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <random>
 
+#include "app/bench_serve.h"
 #include "app/command.h"
 #include "app/engine_flags.h"
 #include "core/error.h"
@@ -171,6 +172,7 @@ void setup_bench(CLI::App& app) {
   add_shape_flags(*throughput, *throughput_args);
   throughput->add_option("--num-prompts", throughput_args->num_prompts, "requests");
   throughput->callback([throughput_args] { run_throughput(*throughput_args); });
+  add_bench_serve(*bench);
 }
 
 }  // namespace

@@ -154,6 +154,8 @@ void setup_serve(CLI::App& app) {
   command->add_option("--reasoning-parser", args->reasoning_parser,
                       "auto (from the template), none, or any name to split <think> blocks");
   command->add_option("--tensor-parallel-size", args->tensor_parallel_size, "GPUs (1 for now)");
+  command->add_option("--num-gpu-blocks-override,--num-kv-blocks", args->engine.num_kv_blocks,
+                      "KV-cache blocks (default: sized from memory)");
   command->add_option("--max-queued-requests", args->max_queued_requests,
                       "unfinished requests beyond which new ones get 429");
   command->add_option("--drain-timeout", args->drain_timeout,

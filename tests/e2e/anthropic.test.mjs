@@ -1,0 +1,51 @@
+// The Anthropic SDK against hadron serve's /v1/messages.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import { startServer } from './server.mjs';
+
+let server, client;
+
+before(async () => {
+  server = await startServer(['--api-key', 'sk-test']);
+  client = new Anthropic({ baseURL: server.url, apiKey: 'sk-test' });
+});
+
+after(async () => { await server.stop(); });
+
+test('messages: non-stream', async () => {
+  const r = await client.messages.create({ model: 'models/default', max_tokens: 20, temperature: 0,
+    system: 'Be brief.', messages: [{ role: 'user', content: 'Who was Moses?' }] });
+  assert.equal(r.type, 'message');
+  assert.equal(r.role, 'assistant');
+  assert.equal(r.content[0].type, 'text');
+  assert.ok(r.content[0].text.length > 0);
+  if (r.stop_reason === 'max_tokens') assert.equal(r.usage.output_tokens, 20);
+  else assert.ok(r.stop_reason === 'end_turn' && r.usage.output_tokens <= 20, r.stop_reason);
+});
+
+test('messages: the stream assembles to the non-streamed message', async () => {
+  const request = { model: 'models/default', max_tokens: 20, temperature: 0,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'Sing of Zion.' }] }] };
+  const whole = await client.messages.create(request);
+  const stream = client.messages.stream(request);
+  const events = [];
+  stream.on('streamEvent', (e) => events.push(e.type));
+  const final = await stream.finalMessage();
+  assert.equal(final.content[0].text, whole.content[0].text);
+  assert.equal(final.stop_reason, whole.stop_reason);
+  assert.equal(events[0], 'message_start');
+  assert.equal(events.at(-1), 'message_stop');
+});
+
+test('messages: tools and tool results pass through; a wrong key is 401', async () => {
+  const r = await client.messages.create({ model: 'models/default', max_tokens: 8, temperature: 0,
+    tools: [{ name: 'lookup', description: 'Look up a verse', input_schema: { type: 'object', properties: { ref: { type: 'string' } } } }],
+    messages: [{ role: 'user', content: 'Find John 3:16' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { ref: 'John 3:16' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'For God so loved' }] }] });
+  assert.equal(r.type, 'message');
+  const bad = new Anthropic({ baseURL: server.url, apiKey: 'wrong' });
+  await assert.rejects(bad.messages.create({ model: 'models/default', max_tokens: 4,
+    messages: [{ role: 'user', content: 'hi' }] }), (e) => e.status === 401);
+});

@@ -1,0 +1,89 @@
+// Bad input never hurts the server: each case gets the right 4xx in OpenAI's error shape and a
+// normal request still succeeds after it. Plus a full queue (429) and SIGTERM draining.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, post } from './server.mjs';
+
+const ok = { prompt: 'And God said', max_tokens: 4, temperature: 0 };
+const chat = (messages, extra = {}) => ({ messages, max_tokens: 4, ...extra });
+const deep = '['.repeat(200) + ']'.repeat(200);
+
+const cases = [
+  ['/v1/completions', '{not json', 400],
+  ['/v1/completions', Buffer.from('{"prompt": "\xff\xfe"}', 'latin1'), 400],  // invalid UTF-8
+  ['/v1/completions', Buffer.concat([Buffer.from('{"prompt": "a'), Buffer.from([0xc3]), Buffer.from('"}')]), 400],
+  ['/v1/completions', '[1, 2]', 422],
+  ['/v1/completions', `{"prompt": ${deep}}`, 400],
+  ['/v1/completions', {}, 422],
+  ['/v1/completions', { ...ok, prompt: 5 }, 422],
+  ['/v1/completions', { ...ok, prompt: '' }, 400],
+  ['/v1/completions', { ...ok, prompt: [999999] }, 400],
+  ['/v1/completions', { ...ok, model: 'gpt-4' }, 404],
+  ['/v1/completions', { ...ok, max_tokens: 'many' }, 422],
+  ['/v1/completions', { ...ok, max_tokens: 0 }, 400],
+  ['/v1/completions', { ...ok, max_tokens: 100000 }, 400],
+  ['/v1/completions', { ...ok, prompt: 'word '.repeat(2000) }, 400],
+  ['/v1/completions', { ...ok, temperature: -1 }, 400],
+  ['/v1/completions', { ...ok, top_p: 2 }, 400],
+  ['/v1/completions', { ...ok, n: 100 }, 400],
+  ['/v1/completions', { ...ok, logprobs: 50 }, 400],
+  ['/v1/completions', { ...ok, stop: Array.from({ length: 50 }, (_, i) => `s${i}`) }, 400],
+  ['/v1/completions', { ...ok, stop: ['x'.repeat(5000)] }, 400],
+  ['/v1/completions', { ...ok, logit_bias: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [String(i), 1])) }, 400],
+  ['/v1/completions', { ...ok, logit_bias: { 'abc': 1 } }, 400],
+  ['/v1/completions', { ...ok, response_format: { type: 'json_object' } }, 400],
+  ['/v1/completions', { ...ok, seed: 'x' }, 422],
+  ['/v1/chat/completions', chat('hi'), 422],
+  ['/v1/chat/completions', chat([]), 400],
+  ['/v1/chat/completions', chat([{ role: 'user' }]), 400],
+  ['/v1/chat/completions', chat([{ role: 'robot', content: 'x' }]), 400],
+  ['/v1/chat/completions', chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }]), 400],
+  ['/v1/chat/completions', chat(Array.from({ length: 5000 }, () => ({ role: 'user', content: 'x' }))), 400],
+  ['/v1/chat/completions', chat([{ role: 'user', content: 'x' }], { tools: 'none' }), 422],
+  ['/v1/chat/completions', chat([{ role: 'user', content: 'x' }], { top_logprobs: 3 }), 400],
+  ['/v1/messages', { messages: [{ role: 'user', content: 'x' }] }, 422],
+  ['/v1/messages', { max_tokens: 4, messages: [{ role: 'system', content: 'x' }] }, 400],
+  ['/tokenize', {}, 422],
+  ['/detokenize', { tokens: [-1] }, 400],
+  ['/v1/nothing', {}, 404],
+];
+
+test('bad-input matrix: the right 4xx, then a normal request succeeds', async () => {
+  const server = await startServer();
+  try {
+    for (const [path, body, status] of cases) {
+      const r = await post(server.url, path, body);
+      assert.equal(r.status, status, `${path} ${String(JSON.stringify(body)).slice(0, 120)}: ${r.text.slice(0, 200)}`);
+      const error = path === '/v1/messages' ? r.json.error : r.json.error;
+      assert.equal(typeof error.message, 'string');
+      assert.equal(typeof error.type, 'string');
+      const after = await post(server.url, '/v1/completions', ok);
+      assert.equal(after.status, 200, `after ${path}: ${after.text}`);
+    }
+    const huge = await post(server.url, '/v1/completions', { prompt: 'x'.repeat(40 << 20) });
+    assert.equal(huge.status, 413);
+    assert.equal((await post(server.url, '/v1/completions', ok)).status, 200);
+  } finally {
+    const { code } = await server.stop();
+    assert.equal(code, 0);
+  }
+});
+
+test('a full queue answers 429; SIGTERM drains running requests and exits 0', async () => {
+  const server = await startServer(['--max-queued-requests', '2']);
+  const long = { prompt: 'And', max_tokens: 200, ignore_eos: true, temperature: 0 };
+  const running = [post(server.url, '/v1/completions', long), post(server.url, '/v1/completions', long)];
+  await new Promise((r) => setTimeout(r, 200));
+  const refused = await post(server.url, '/v1/completions', ok);
+  assert.equal(refused.status, 429, refused.text);
+  assert.equal(refused.json.error.type, 'rate_limit_error');
+  const stopped = server.stop();
+  await new Promise((r) => setTimeout(r, 100));
+  const health = await fetch(`${server.url}/health`).catch(() => null);
+  if (health) assert.equal(health.status, 503, 'draining');
+  for (const r of await Promise.all(running)) {
+    assert.equal(r.status, 200);
+    assert.equal(r.json.usage.completion_tokens, 200, 'in-flight requests finish');
+  }
+  assert.equal((await stopped).code, 0);
+});
