@@ -3,6 +3,8 @@
 // model type's BOS/CLS/SEP, and a bad vocabulary is a clear InputError.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "loader/gguf_tokenizer.h"
 #include "reference_data.h"
 #include "tokenizer/llama_vocab.h"
@@ -101,6 +103,78 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, GgufMatchesReference,
                                            std::pair{"deepseek-llm", "deepseek_llm"},
                                            std::pair{"deepseek-coder", "deepseek_coder"}),
                          [](const auto& info) { return std::string(info.param.second); });
+
+// The pieces, scores and types of a SentencePiece model file (ModelProto field 1, repeated
+// SentencePiece {1: piece, 2: score, 3: type}), as llama.cpp's converter reads them.
+LlamaVocab vocab_of_sentencepiece(const std::string& bytes) {
+  LlamaVocab vocab;
+  vocab.model = "llama";
+  size_t pos = 0;
+  const auto varint = [&](std::string_view data, size_t& at) {
+    uint64_t value = 0;
+    for (int shift = 0; at < data.size(); shift += 7) {
+      const auto byte = static_cast<uint8_t>(data[at++]);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) break;
+    }
+    return value;
+  };
+  const auto skip = [&](std::string_view data, size_t& at, uint64_t wire) {
+    if (wire == 0) varint(data, at);
+    else if (wire == 1) at += 8;
+    else if (wire == 2) at += varint(data, at);
+    else if (wire == 5) at += 4;
+  };
+  while (pos < bytes.size()) {
+    const uint64_t key = varint(bytes, pos);
+    if (key != ((1 << 3) | 2)) {
+      skip(bytes, pos, key & 7);
+      continue;
+    }
+    const std::string_view piece = std::string_view(bytes).substr(pos, varint(bytes, pos));
+    pos += piece.size();
+    vocab.tokens.emplace_back();
+    vocab.scores.push_back(0);
+    vocab.token_types.push_back(LlamaTokenType::kNormal);
+    for (size_t at = 0; at < piece.size();) {
+      const uint64_t field = varint(piece, at);
+      if (field == ((1 << 3) | 2)) {
+        const size_t n = varint(piece, at);
+        vocab.tokens.back() = std::string(piece.substr(at, n));
+        at += n;
+      } else if (field == ((2 << 3) | 5)) {
+        std::memcpy(&vocab.scores.back(), piece.data() + at, 4);
+        at += 4;
+      } else if (field == ((3 << 3) | 0)) {
+        vocab.token_types.back() = static_cast<LlamaTokenType>(varint(piece, at));
+      } else {
+        skip(piece, at, field & 7);
+      }
+    }
+  }
+  vocab.bos_id = 1;
+  return vocab;
+}
+
+// Merges rebuilt from SentencePiece scores equal the ones transformers wrote into Mistral v1's
+// tokenizer.json: the vocabulary of its tokenizer.model gives Hugging Face's ids on the corpus.
+TEST(GgufVocab, SentencePieceScoresGiveTheReferenceMerges) {
+  const LlamaVocab vocab = vocab_of_sentencepiece(read_file(
+      fs::path(HADRON_SHARED_DIR) / "data/tokenizers/mistralai__Mixtral-8x7B-Instruct-v0.1/tokenizer.model"));
+  ASSERT_EQ(vocab.tokens.size(), 32000u);
+  const Tokenizer tokenizer = Tokenizer::from_llama_vocab(vocab, "mistral v1 tokenizer.model");
+  const nlohmann::json reference = reference_results("mistral_v1");
+  const std::vector<CorpusSample>& samples = corpus_samples();
+  ASSERT_EQ(reference.at("samples").size(), samples.size());
+  size_t n_mismatches = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const nlohmann::json& want = reference.at("samples")[i];
+    n_mismatches += tokenizer.encode(samples[i].bytes, false) != want.at("ids").get<std::vector<int32_t>>();
+    n_mismatches += tokenizer.encode(samples[i].bytes, true) != want.at("ids_special").get<std::vector<int32_t>>();
+    n_mismatches += tokenizer.decode(want.at("ids").get<std::vector<int32_t>>(), false) != want.at("text").get<std::string>();
+  }
+  EXPECT_EQ(n_mismatches, 0u);
+}
 
 TEST(GgufVocab, SpecialTokensAndFlags) {
   const Tokenizer spm = load_gguf_tokenizer(vocab_file("llama-spm"));
