@@ -28,6 +28,15 @@ int plan_n_splits(const AttentionArgs& args, int n_sms) {
   return std::max(1, static_cast<int>(ceil_div(2 * n_sms, ctas)));
 }
 
+// Keys per split for a sequence of `keys` keys over n_splits splits; splits past the last
+// key are empty (split 0 always runs, so an empty context still writes its zero output).
+__device__ __forceinline__ int split_chunk(int keys, int n_splits) {
+  return max(kMinKeysPerSplit, (keys + n_splits - 1) / n_splits);
+}
+__device__ __forceinline__ int active_splits(int keys, int chunk) {
+  return max(1, (keys + chunk - 1) / chunk);
+}
+
 template <int kD, int kG>
 __global__ void __launch_bounds__(kThreads)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
@@ -40,9 +49,10 @@ __global__ void __launch_bounds__(kThreads)
   const int group_size = args.n_heads / args.n_kv_heads;
   const int kv_len = args.seq_lens_kv[seq];
   const int first = args.sliding_window > 0 ? max(0, kv_len - args.sliding_window) : 0;
-  // This sequence's keys in gridDim.x chunks of at least kMinKeysPerSplit; trailing splits
-  // of a short context are empty and write an empty partial (sum 0).
-  const int chunk = max(kMinKeysPerSplit, (kv_len - first + gridDim.x - 1) / gridDim.x);
+  // This sequence's keys in chunks of at least kMinKeysPerSplit; the splits past its last
+  // key return at once and the combine pass skips them.
+  const int chunk = split_chunk(kv_len - first, gridDim.x);
+  if (split >= active_splits(kv_len - first, chunk)) return;
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int slot_idx = warp * kKeysPerWarp + lane / kLanesPerKey, sub = lane % kLanesPerKey;
@@ -170,10 +180,13 @@ __global__ void __launch_bounds__(kD)
     combine_splits_kernel(AttentionArgs args, const float* partial, int n_splits) {
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const float* rows = partial + (int64_t{seq} * args.n_heads + head) * n_splits * (kD + 2);
+  const int kv_len = args.seq_lens_kv[seq];
+  const int keys = args.sliding_window > 0 ? min(kv_len, args.sliding_window) : kv_len;
+  const int n_active = active_splits(keys, split_chunk(keys, n_splits));
   float max_all = -FLT_MAX;
-  for (int sp = 0; sp < n_splits; ++sp) max_all = fmaxf(max_all, rows[sp * (kD + 2) + kD]);
+  for (int sp = 0; sp < n_active; ++sp) max_all = fmaxf(max_all, rows[sp * (kD + 2) + kD]);
   float sum = 0, acc = 0;
-  for (int sp = 0; sp < n_splits; ++sp) {
+  for (int sp = 0; sp < n_active; ++sp) {
     const float* row = rows + sp * (kD + 2);
     const float w = exp2f(row[kD] - max_all);
     sum += row[kD + 1] * w;
