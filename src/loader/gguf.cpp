@@ -117,8 +117,8 @@ class GgufMetadata::Parser {
 
   void take(void* out, uint64_t n, std::string_view what) {
     if (n > source_.remaining()) {
-      fail(offset_, fmt::format("truncated: {} needs {} bytes, {} are left", what, n,
-                                source_.remaining()));
+      fail(offset_,
+           fmt::format("truncated: {} needs {} bytes, {} are left", what, n, source_.remaining()));
     }
     source_.read(out, static_cast<size_t>(n));
     offset_ += n;
@@ -146,8 +146,8 @@ class GgufMetadata::Parser {
     const uint64_t key_offset = offset_;
     std::string key = string(fmt::format("key {} of {}", idx, n_values));
     if (key.empty() || key.size() > kMaxKeyBytes || !is_valid_utf8(key)) {
-      fail(key_offset, fmt::format("key {} is empty, longer than {} bytes or not UTF-8", idx,
-                                   kMaxKeyBytes));
+      fail(key_offset,
+           fmt::format("key {} is empty, longer than {} bytes or not UTF-8", idx, kMaxKeyBytes));
     }
     if (out_.values_.contains(key)) fail(key_offset, fmt::format("duplicate key \"{}\"", key));
     GgufValue value;
@@ -160,13 +160,13 @@ class GgufMetadata::Parser {
         fail(offset_ - 4, fmt::format("\"{}\": arrays of arrays are not supported", key));
       }
       n_elements = scalar<uint64_t>(key);
-      // Each element takes at least one byte (a string at least its 8-byte length).
-      const uint64_t min_bytes = std::max<size_t>(element_bytes(value.element_type), 8 *
-                                 (value.element_type == GgufType::kString));
+      // A string element takes at least its 8-byte length.
+      const uint64_t min_bytes =
+          value.element_type == GgufType::kString ? 8 : element_bytes(value.element_type);
       if (n_elements > source_.remaining() / min_bytes) {
-        fail(offset_ - 8, fmt::format("\"{}\": {} elements of {} cannot fit in the {} bytes left",
-                                      key, n_elements, gguf_type_name(value.element_type),
-                                      source_.remaining()));
+        fail(offset_ - 8,
+             fmt::format("\"{}\": {} elements of {} cannot fit in the {} bytes left", key,
+                         n_elements, gguf_type_name(value.element_type), source_.remaining()));
       }
     }
     for (uint64_t i = 0; i < n_elements; ++i) element(key, value);
@@ -195,24 +195,40 @@ class GgufMetadata::Parser {
 
   void element(const std::string& key, GgufValue& value) {
     switch (value.element_type) {
-      case GgufType::kUint8: return integer<uint8_t>(key, value);
-      case GgufType::kInt8: return integer<int8_t>(key, value);
-      case GgufType::kUint16: return integer<uint16_t>(key, value);
-      case GgufType::kInt16: return integer<int16_t>(key, value);
-      case GgufType::kUint32: return integer<uint32_t>(key, value);
-      case GgufType::kInt32: return integer<int32_t>(key, value);
-      case GgufType::kUint64: return integer<uint64_t>(key, value);
-      case GgufType::kInt64: return integer<int64_t>(key, value);
-      case GgufType::kFloat32: value.floats.push_back(scalar<float>(key)); return;
-      case GgufType::kFloat64: value.floats.push_back(scalar<double>(key)); return;
+      case GgufType::kUint8:
+        return integer<uint8_t>(key, value);
+      case GgufType::kInt8:
+        return integer<int8_t>(key, value);
+      case GgufType::kUint16:
+        return integer<uint16_t>(key, value);
+      case GgufType::kInt16:
+        return integer<int16_t>(key, value);
+      case GgufType::kUint32:
+        return integer<uint32_t>(key, value);
+      case GgufType::kInt32:
+        return integer<int32_t>(key, value);
+      case GgufType::kUint64:
+        return integer<uint64_t>(key, value);
+      case GgufType::kInt64:
+        return integer<int64_t>(key, value);
+      case GgufType::kFloat32:
+        value.floats.push_back(scalar<float>(key));
+        return;
+      case GgufType::kFloat64:
+        value.floats.push_back(scalar<double>(key));
+        return;
       case GgufType::kBool: {
         const auto raw = scalar<uint8_t>(key);
-        if (raw > 1) fail(offset_ - 1, fmt::format("\"{}\": bool value {} is not 0 or 1", key, raw));
+        if (raw > 1)
+          fail(offset_ - 1, fmt::format("\"{}\": bool value {} is not 0 or 1", key, raw));
         value.ints.push_back(raw);
         return;
       }
-      case GgufType::kString: value.strings.push_back(string(key)); return;
-      case GgufType::kArray: fail(offset_, "nested array");  // rejected in key_value
+      case GgufType::kString:
+        value.strings.push_back(string(key));
+        return;
+      case GgufType::kArray:
+        fail(offset_, "nested array");  // rejected in key_value
     }
   }
 
@@ -223,19 +239,32 @@ class GgufMetadata::Parser {
 
 std::string_view gguf_type_name(GgufType type) {
   switch (type) {
-    case GgufType::kUint8: return "uint8";
-    case GgufType::kInt8: return "int8";
-    case GgufType::kUint16: return "uint16";
-    case GgufType::kInt16: return "int16";
-    case GgufType::kUint32: return "uint32";
-    case GgufType::kInt32: return "int32";
-    case GgufType::kFloat32: return "float32";
-    case GgufType::kBool: return "bool";
-    case GgufType::kString: return "string";
-    case GgufType::kArray: return "array";
-    case GgufType::kUint64: return "uint64";
-    case GgufType::kInt64: return "int64";
-    case GgufType::kFloat64: return "float64";
+    case GgufType::kUint8:
+      return "uint8";
+    case GgufType::kInt8:
+      return "int8";
+    case GgufType::kUint16:
+      return "uint16";
+    case GgufType::kInt16:
+      return "int16";
+    case GgufType::kUint32:
+      return "uint32";
+    case GgufType::kInt32:
+      return "int32";
+    case GgufType::kFloat32:
+      return "float32";
+    case GgufType::kBool:
+      return "bool";
+    case GgufType::kString:
+      return "string";
+    case GgufType::kArray:
+      return "array";
+    case GgufType::kUint64:
+      return "uint64";
+    case GgufType::kInt64:
+      return "int64";
+    case GgufType::kFloat64:
+      return "float64";
   }
   return "unknown";
 }
@@ -278,7 +307,7 @@ const GgufValue& GgufMetadata::expect(std::string_view key, bool array,
 
 namespace {
 constexpr std::initializer_list<GgufType> kIntegerTypes = {
-    GgufType::kUint8, GgufType::kInt8,  GgufType::kUint16, GgufType::kInt16,
+    GgufType::kUint8,  GgufType::kInt8,  GgufType::kUint16, GgufType::kInt16,
     GgufType::kUint32, GgufType::kInt32, GgufType::kUint64, GgufType::kInt64};
 }  // namespace
 

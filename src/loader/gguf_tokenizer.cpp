@@ -21,7 +21,8 @@ std::optional<int32_t> token_id(const GgufMetadata& metadata, std::string_view k
 tok::LlamaVocab gguf_llama_vocab(const GgufMetadata& metadata) {
   tok::LlamaVocab vocab;
   const std::optional<std::string> model = metadata.get_string("tokenizer.ggml.model");
-  if (!model) input_error("{}: no tokenizer.ggml.model: the file has no tokenizer", metadata.origin());
+  if (!model)
+    input_error("{}: no tokenizer.ggml.model: the file has no tokenizer", metadata.origin());
   vocab.model = *model;
   vocab.pre = metadata.get_string("tokenizer.ggml.pre").value_or("default");
   vocab.tokens = metadata.get_strings("tokenizer.ggml.tokens");

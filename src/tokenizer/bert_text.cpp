@@ -52,15 +52,19 @@ void bert_clean_text(std::string& text) {
   map_chars(text, [](char32_t cp, std::string_view ch, std::string& out) {
     const bool control = cp != '\t' && cp != '\n' && cp != '\r' && is_other(cp);
     if (cp == 0 || cp == 0xFFFD || control) return;
-    if (is_whitespace(cp)) out += ' ';
-    else out += ch;
+    if (is_whitespace(cp))
+      out += ' ';
+    else
+      out += ch;
   });
 }
 
 void pad_chinese_chars(std::string& text) {
   map_chars(text, [](char32_t cp, std::string_view ch, std::string& out) {
-    if (is_chinese_char(cp)) out.append(1, ' ').append(ch).append(1, ' ');
-    else out += ch;
+    if (is_chinese_char(cp))
+      out.append(1, ' ').append(ch).append(1, ' ');
+    else
+      out += ch;
   });
 }
 
@@ -79,8 +83,10 @@ void lowercase(std::string& text) {
       return;
     }
     const auto lower = static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
-    if (lower == cp) out += ch;
-    else append_utf8(out, lower);
+    if (lower == cp)
+      out += ch;
+    else
+      append_utf8(out, lower);
   });
 }
 

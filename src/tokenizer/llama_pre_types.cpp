@@ -17,7 +17,9 @@ namespace {
 using nlohmann::json;
 
 json split(const char* regex, const char* behavior = "Isolated") {
-  return {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", behavior},
+  return {{"type", "Split"},
+          {"pattern", {{"Regex", regex}}},
+          {"behavior", behavior},
           {"invert", false}};
 }
 json byte_level(bool use_regex) {
@@ -63,7 +65,9 @@ LlamaPreType gpt_neox() { return {{{"type", "NFC"}}, byte_level(true)}; }
 LlamaPreType starcoder() { return {nullptr, sequence({digits(true), byte_level(true)})}; }
 LlamaPreType falcon() {
   return {nullptr, sequence({{{"type", "Punctuation"}, {"behavior", "Contiguous"}},
-                             byte_level(true), digits(false), split("[0-9][0-9][0-9]")})};
+                             byte_level(true),
+                             digits(false),
+                             split("[0-9][0-9][0-9]")})};
 }
 LlamaPreType deepseek_llm() {
   return {nullptr, sequence({split("[\r\n]"), split(kDeepseekLetters), split(kDeepseekPunctuation),
@@ -73,21 +77,19 @@ LlamaPreType deepseek_coder() {
   return {nullptr, sequence({split("[\r\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"),
                              split(kCjk), digits(true), byte_level(false)})};
 }
-LlamaPreType llama3() { return {nullptr, sequence({split(kLlama3Pattern), byte_level(false)}), true}; }
+LlamaPreType llama3() {
+  return {nullptr, sequence({split(kLlama3Pattern), byte_level(false)}), true};
+}
 LlamaPreType qwen2() {
   return {{{"type", "NFC"}}, sequence({split(kQwen2Pattern), byte_level(false)})};
 }
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
-      {{"default", "gpt-2"}, gpt2},
-      {{"mpt"}, gpt_neox},
-      {{"starcoder", "refact"}, starcoder},
-      {{"falcon"}, falcon},
-      {{"deepseek-llm"}, deepseek_llm},
-      {{"deepseek-coder"}, deepseek_coder},
-      {{"llama-bpe", "llama3"}, llama3},
-      {{"qwen2"}, qwen2},
+      {{"default", "gpt-2"}, gpt2},         {{"mpt"}, gpt_neox},
+      {{"starcoder", "refact"}, starcoder}, {{"falcon"}, falcon},
+      {{"deepseek-llm"}, deepseek_llm},     {{"deepseek-coder"}, deepseek_coder},
+      {{"llama-bpe", "llama3"}, llama3},    {{"qwen2"}, qwen2},
   };
   return kEntries;
 }

@@ -2,9 +2,8 @@
 // normalizer and pre-tokenizer of the tokenizer.json each name stands for.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace hadron::tok {
 

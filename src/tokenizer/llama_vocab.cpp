@@ -3,11 +3,12 @@
 // "llama" ones the SentencePiece pieces and scores, from which the merges are rebuilt the way
 // transformers' SentencePieceExtractor builds them for LlamaTokenizerFast; "bert" ones the
 // WordPiece vocabulary of BertTokenizerFast.
+#include "tokenizer/llama_vocab.h"
+
 #include <algorithm>
 
 #include "core/error.h"
 #include "tokenizer/llama_pre_types.h"
-#include "tokenizer/llama_vocab.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
 #include "tokenizer/utf8.h"
@@ -42,8 +43,10 @@ void validate(const LlamaVocab& vocab) {
   if (vocab.model == "llama" && vocab.scores.size() != n) {
     input_error("{} scores for {} tokens", vocab.scores.size(), n);
   }
-  for (const auto& [name, id] : {std::pair{"bos", vocab.bos_id}, {"eos", vocab.eos_id},
-                                 {"unknown", vocab.unk_id}, {"separator", vocab.sep_id},
+  for (const auto& [name, id] : {std::pair{"bos", vocab.bos_id},
+                                 {"eos", vocab.eos_id},
+                                 {"unknown", vocab.unk_id},
+                                 {"separator", vocab.sep_id},
                                  {"cls", vocab.cls_id}}) {
     if (id && (*id < 0 || static_cast<size_t>(*id) >= n)) {
       input_error("the {} token id {} is outside the {} tokens", name, *id, n);
@@ -57,7 +60,8 @@ bool is_filler(const std::string& token, size_t id) { return token == fmt::forma
 
 // Control and user-defined tokens are added tokens of tokenizer.json, found in the raw text;
 // control ones (and the unknown token) are special.
-std::vector<AddedToken> added_tokens(const LlamaVocab& vocab, const std::vector<std::string>& tokens) {
+std::vector<AddedToken> added_tokens(const LlamaVocab& vocab,
+                                     const std::vector<std::string>& tokens) {
   std::vector<AddedToken> added;
   for (size_t id = 0; id < tokens.size(); ++id) {
     const LlamaTokenType type = type_of(vocab, id);
@@ -75,8 +79,8 @@ std::vector<AddedToken> added_tokens(const LlamaVocab& vocab, const std::vector<
 
 // Merges in SentencePieceExtractor's order: every split of every piece into two pieces of the
 // vocabulary (by the pieces' ids), then a stable sort by the merged piece's score, highest first.
-std::vector<std::pair<std::string, std::string>> merges_from_scores(
-    const LlamaVocab& vocab, const tok::StringMap& ids) {
+std::vector<std::pair<std::string, std::string>> merges_from_scores(const LlamaVocab& vocab,
+                                                                    const tok::StringMap& ids) {
   struct Merge {
     int32_t left, right;
     float score;
@@ -88,7 +92,8 @@ std::vector<std::pair<std::string, std::string>> merges_from_scores(
     if (type != LlamaTokenType::kNormal && type != LlamaTokenType::kUndefined) continue;
     const std::string& piece = vocab.tokens[id];
     local.clear();
-    for (size_t pos = tok::utf8_len(piece[0]); pos < piece.size(); pos += tok::utf8_len(piece[pos])) {
+    for (size_t pos = tok::utf8_len(piece[0]); pos < piece.size();
+         pos += tok::utf8_len(piece[pos])) {
       const std::optional<int32_t> left = ids.find(std::string_view(piece).substr(0, pos));
       const std::optional<int32_t> right = ids.find(std::string_view(piece).substr(pos));
       if (left && right) local.push_back({*left, *right, vocab.scores[id]});
@@ -120,7 +125,8 @@ std::optional<std::string> unk_token(const LlamaVocab& vocab) {
 void build_spm(const LlamaVocab& vocab, TokenizerState& state) {
   const bool add_space_prefix = vocab.add_space_prefix.value_or(true);
   json normalizer = {{"type", "Sequence"}, {"normalizers", json::array()}};
-  if (add_space_prefix) normalizer["normalizers"].push_back({{"type", "Prepend"}, {"prepend", kSpace}});
+  if (add_space_prefix)
+    normalizer["normalizers"].push_back({{"type", "Prepend"}, {"prepend", kSpace}});
   normalizer["normalizers"].push_back(
       {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSpace}});
   state.normalizer = tok::Normalizer::from_json(normalizer);
@@ -134,7 +140,8 @@ void build_spm(const LlamaVocab& vocab, TokenizerState& state) {
   }
   options.fuse_unk = true;
   options.unk_token = unk_token(vocab);
-  state.model = std::make_unique<tok::BpeModel>(model_vocab, merges_from_scores(vocab, ids), options);
+  state.model =
+      std::make_unique<tok::BpeModel>(model_vocab, merges_from_scores(vocab, ids), options);
   json decoder = {{"type", "Sequence"},
                   {"decoders",
                    {{{"type", "Replace"}, {"pattern", {{"String", kSpace}}}, {"content", " "}},
@@ -195,9 +202,11 @@ std::vector<std::string> build_wordpiece(const LlamaVocab& vocab, TokenizerState
     model_vocab.emplace_back(tokens.back(), static_cast<int32_t>(id));
   }
   tok::WordPieceOptions options;
-  if (const std::optional<std::string> unk = unk_token(vocab)) options.unk_token = wordpiece_token(*unk);
+  if (const std::optional<std::string> unk = unk_token(vocab))
+    options.unk_token = wordpiece_token(*unk);
   state.model = std::make_unique<tok::WordPieceModel>(model_vocab, options);
-  state.decoder = tok::Decoder::from_json({{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}});
+  state.decoder =
+      tok::Decoder::from_json({{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}});
   return tokens;
 }
 

@@ -27,12 +27,12 @@ struct LlamaVocab {
   std::string model;
   std::string pre = "default";  // tokenizer.ggml.pre: which split regexes and normalizer
   std::vector<std::string> tokens;
-  std::vector<float> scores;                 // "llama": one per token, higher merges first
-  std::vector<LlamaTokenType> token_types;   // one per token; empty: all normal
-  std::vector<std::string> merges;           // "gpt2": "left right", highest priority first
+  std::vector<float> scores;                // "llama": one per token, higher merges first
+  std::vector<LlamaTokenType> token_types;  // one per token; empty: all normal
+  std::vector<std::string> merges;          // "gpt2": "left right", highest priority first
   std::optional<int32_t> bos_id, eos_id, unk_id, sep_id, cls_id;
-  std::optional<bool> add_bos, add_eos;       // absent: the model type's default
-  std::optional<bool> add_space_prefix;       // "llama": absent means true
+  std::optional<bool> add_bos, add_eos;  // absent: the model type's default
+  std::optional<bool> add_space_prefix;  // "llama": absent means true
 };
 
 // The pre-tokenizer names (tokenizer.ggml.pre) that from_llama_vocab knows, comma-separated.

@@ -19,7 +19,9 @@ WordPieceModel::WordPieceModel(const std::vector<std::pair<std::string, int32_t>
                                WordPieceOptions options)
     : Model(vocab), options_(std::move(options)) {
   const std::optional<int32_t> unk = vocab_.find(options_.unk_token);
-  if (!unk) input_error("tokenizer: WordPiece unk_token \"{}\" is not in the vocabulary", options_.unk_token);
+  if (!unk)
+    input_error("tokenizer: WordPiece unk_token \"{}\" is not in the vocabulary",
+                options_.unk_token);
   unk_id_ = *unk;
 }
 

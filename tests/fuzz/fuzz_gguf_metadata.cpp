@@ -13,7 +13,8 @@ namespace {
 
 bool consistent(const hadron::GgufValue& value) {
   using hadron::GgufType;
-  const bool is_float = value.element_type == GgufType::kFloat32 || value.element_type == GgufType::kFloat64;
+  const bool is_float =
+      value.element_type == GgufType::kFloat32 || value.element_type == GgufType::kFloat64;
   const bool is_string = value.element_type == GgufType::kString;
   const size_t n = value.size();
   if (!value.is_array() && n != 1) return false;
@@ -49,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (key.empty() || !consistent(value)) __builtin_trap();
   }
   try {
-    use_tokenizer(hadron::Tokenizer::from_llama_vocab(hadron::gguf_llama_vocab(metadata), "fuzz.gguf"));
+    use_tokenizer(
+        hadron::Tokenizer::from_llama_vocab(hadron::gguf_llama_vocab(metadata), "fuzz.gguf"));
   } catch (const hadron::InputError&) {
   }
   return 0;

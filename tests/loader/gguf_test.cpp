@@ -1,11 +1,12 @@
 // GgufMetadata: values of every type read back, typed getters, and a GgufError (never a crash
 // or another exception) for each kind of malformed file, including every truncation.
+#include "loader/gguf.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 
-#include "loader/gguf.h"
 #include "test_files.h"
 
 namespace hadron::testing {
@@ -49,7 +50,9 @@ std::span<const uint8_t> span_of(const std::string& bytes) {
   return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
 }
 
-GgufMetadata parse(const std::string& bytes) { return GgufMetadata::parse(span_of(bytes), "t.gguf"); }
+GgufMetadata parse(const std::string& bytes) {
+  return GgufMetadata::parse(span_of(bytes), "t.gguf");
+}
 
 std::string error_of(const std::string& bytes) {
   try {
@@ -112,8 +115,10 @@ TEST(Gguf, GettersNameKeyAndTypes) {
             "t.gguf: \"u8\" should be a string, but it is a uint8");
   EXPECT_EQ(input_error_of([&] { m.get_ints("words"); }),
             "t.gguf: \"words\" should be an array of integers, but it is an array of string");
-  EXPECT_NE(input_error_of([&] { m.get_int("f32"); }).find("should be an integer"), std::string::npos);
-  EXPECT_NE(input_error_of([&] { m.get_strings("name"); }).find("array of strings"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { m.get_int("f32"); }).find("should be an integer"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([&] { m.get_strings("name"); }).find("array of strings"),
+            std::string::npos);
   EXPECT_NE(input_error_of([&] { m.get_bool("u8"); }).find("a bool"), std::string::npos);
 }
 
@@ -134,15 +139,25 @@ TEST(Gguf, MalformedFiles) {
       {header(1).key("k", static_cast<GgufType>(13)).bytes(), "unknown value type 13"},
       {header(1).str("").put<uint32_t>(4).put<uint32_t>(1).bytes(), "key 0 is empty"},
       {header(1).str("k\xff").put<uint32_t>(4).put<uint32_t>(1).bytes(), "not UTF-8"},
-      {header(2).key("k", GgufType::kUint8).put<uint8_t>(1).key("k", GgufType::kUint8).put<uint8_t>(2)
-           .bytes(), "duplicate key \"k\""},
+      {header(2)
+           .key("k", GgufType::kUint8)
+           .put<uint8_t>(1)
+           .key("k", GgufType::kUint8)
+           .put<uint8_t>(2)
+           .bytes(),
+       "duplicate key \"k\""},
       {header(1).key("k", GgufType::kBool).put<uint8_t>(2).bytes(), "bool value 2"},
       {header(1).key("k", GgufType::kUint64).put<uint64_t>(~0ull).bytes(), "too large"},
       {header(1).key("k", GgufType::kString).put<uint64_t>(1ull << 62).bytes(),
        "is 4611686018427387904 bytes long"},
       {header(1).key("k", GgufType::kArray).put<uint32_t>(0).put<uint64_t>(1000).bytes(),
        "1000 elements of uint8 cannot fit"},
-      {header(1).key("k", GgufType::kArray).put<uint32_t>(8).put<uint64_t>(2).put<uint64_t>(1).bytes(),
+      {header(1)
+           .key("k", GgufType::kArray)
+           .put<uint32_t>(8)
+           .put<uint64_t>(2)
+           .put<uint64_t>(1)
+           .bytes(),
        "2 elements of string cannot fit"},
       {header(1).key("k", GgufType::kArray).put<uint32_t>(9).bytes(), "arrays of arrays"},
       {header(1).key("k", GgufType::kArray).put<uint32_t>(77).bytes(), "unknown value type 77"},
@@ -150,7 +165,8 @@ TEST(Gguf, MalformedFiles) {
   };
   for (const auto& [bytes, expected] : cases) {
     const std::string message = error_of(bytes);
-    EXPECT_NE(message.find(expected), std::string::npos) << "want \"" << expected << "\", got \"" << message << "\"";
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << "want \"" << expected << "\", got \"" << message << "\"";
   }
 }
 
@@ -171,12 +187,14 @@ TEST(Gguf, ReadsOnlyTheMetadataOfAFile) {
   const GgufMetadata m = GgufMetadata::read(path);
   EXPECT_EQ(m.origin(), path);
   EXPECT_EQ(m.get_strings("words"), parse(every_type()).get_strings("words"));
-  EXPECT_NE(input_error_of([&] { GgufMetadata::read(dir.path() / "none.gguf"); }).find("cannot open"),
-            std::string::npos);
+  EXPECT_NE(
+      input_error_of([&] { GgufMetadata::read(dir.path() / "none.gguf"); }).find("cannot open"),
+      std::string::npos);
   EXPECT_NE(input_error_of([&] { GgufMetadata::read(dir.path()); }).find("not a regular file"),
             std::string::npos);
   const std::string truncated = dir.write("t.gguf", every_type().substr(0, 100));
-  EXPECT_NE(input_error_of([&] { GgufMetadata::read(truncated); }).find("truncated"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { GgufMetadata::read(truncated); }).find("truncated"),
+            std::string::npos);
 }
 
 }  // namespace

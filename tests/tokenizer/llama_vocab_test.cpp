@@ -1,13 +1,14 @@
 // Tokenizers built from llama.cpp vocabularies (GGUF files in shared/data and small hand-made
 // ones): decoding inverts encoding, streaming equals decoding, the post-processor adds the
 // model type's BOS/CLS/SEP, and a bad vocabulary is a clear InputError.
+#include "tokenizer/llama_vocab.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "loader/gguf_tokenizer.h"
 #include "reference_data.h"
-#include "tokenizer/llama_vocab.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron::test {
@@ -78,7 +79,8 @@ TEST(GgufVocab, WordPieceDecodesAsBert) {
 // A GGUF vocabulary gives the ids that Hugging Face tokenizers gives with the model's
 // tokenizer.json (reference.mjs builds it from the same vocabulary) on the whole corpus:
 // WordPiece (bge), Falcon's split of digits after ByteLevel, DeepSeek's character classes.
-class GgufMatchesReference : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+class GgufMatchesReference : public ::testing::TestWithParam<std::pair<const char*, const char*>> {
+};
 
 TEST_P(GgufMatchesReference, OnTheCorpus) {
   const auto [gguf_name, reference_name] = GetParam();
@@ -120,10 +122,14 @@ LlamaVocab vocab_of_sentencepiece(const std::string& bytes) {
     return value;
   };
   const auto skip = [&](std::string_view data, size_t& at, uint64_t wire) {
-    if (wire == 0) varint(data, at);
-    else if (wire == 1) at += 8;
-    else if (wire == 2) at += varint(data, at);
-    else if (wire == 5) at += 4;
+    if (wire == 0)
+      varint(data, at);
+    else if (wire == 1)
+      at += 8;
+    else if (wire == 2)
+      at += varint(data, at);
+    else if (wire == 5)
+      at += 4;
   };
   while (pos < bytes.size()) {
     const uint64_t key = varint(bytes, pos);
@@ -159,8 +165,9 @@ LlamaVocab vocab_of_sentencepiece(const std::string& bytes) {
 // Merges rebuilt from SentencePiece scores equal the ones transformers wrote into Mistral v1's
 // tokenizer.json: the vocabulary of its tokenizer.model gives Hugging Face's ids on the corpus.
 TEST(GgufVocab, SentencePieceScoresGiveTheReferenceMerges) {
-  const LlamaVocab vocab = vocab_of_sentencepiece(read_file(
-      fs::path(HADRON_SHARED_DIR) / "data/tokenizers/mistralai__Mixtral-8x7B-Instruct-v0.1/tokenizer.model"));
+  const LlamaVocab vocab = vocab_of_sentencepiece(
+      read_file(fs::path(HADRON_SHARED_DIR) /
+                "data/tokenizers/mistralai__Mixtral-8x7B-Instruct-v0.1/tokenizer.model"));
   ASSERT_EQ(vocab.tokens.size(), 32000u);
   const Tokenizer tokenizer = Tokenizer::from_llama_vocab(vocab, "mistral v1 tokenizer.model");
   const nlohmann::json reference = reference_results("mistral_v1");
@@ -169,9 +176,12 @@ TEST(GgufVocab, SentencePieceScoresGiveTheReferenceMerges) {
   size_t n_mismatches = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
     const nlohmann::json& want = reference.at("samples")[i];
-    n_mismatches += tokenizer.encode(samples[i].bytes, false) != want.at("ids").get<std::vector<int32_t>>();
-    n_mismatches += tokenizer.encode(samples[i].bytes, true) != want.at("ids_special").get<std::vector<int32_t>>();
-    n_mismatches += tokenizer.decode(want.at("ids").get<std::vector<int32_t>>(), false) != want.at("text").get<std::string>();
+    n_mismatches +=
+        tokenizer.encode(samples[i].bytes, false) != want.at("ids").get<std::vector<int32_t>>();
+    n_mismatches += tokenizer.encode(samples[i].bytes, true) !=
+                    want.at("ids_special").get<std::vector<int32_t>>();
+    n_mismatches += tokenizer.decode(want.at("ids").get<std::vector<int32_t>>(), false) !=
+                    want.at("text").get<std::string>();
   }
   EXPECT_EQ(n_mismatches, 0u);
 }
@@ -179,7 +189,7 @@ TEST(GgufVocab, SentencePieceScoresGiveTheReferenceMerges) {
 TEST(GgufVocab, SpecialTokensAndFlags) {
   const Tokenizer spm = load_gguf_tokenizer(vocab_file("llama-spm"));
   EXPECT_EQ(spm.encode("Hello", true), (std::vector<int32_t>{1, 15043}));  // add_bos_token
-  EXPECT_EQ(spm.encode("<s>", false), std::vector<int32_t>{1});           // control token
+  EXPECT_EQ(spm.encode("<s>", false), std::vector<int32_t>{1});            // control token
   EXPECT_TRUE(spm.is_special(2));
   const Tokenizer gpt2 = load_gguf_tokenizer(vocab_file("gpt-2"));
   EXPECT_EQ(gpt2.encode("Hello", true), std::vector<int32_t>{15496});  // no BOS by default
@@ -222,7 +232,8 @@ TEST(GgufVocab, TinyVocabularies) {
   const Tokenizer sp = Tokenizer::from_llama_vocab(spm, "tiny-spm");
   EXPECT_EQ(sp.encode("abc\nd", false), (std::vector<int32_t>{1, 2, 6, 7, 0}));
   spm.add_space_prefix = false;
-  EXPECT_EQ(Tokenizer::from_llama_vocab(spm, "no-prefix").encode("ab", false), std::vector<int32_t>{5});
+  EXPECT_EQ(Tokenizer::from_llama_vocab(spm, "no-prefix").encode("ab", false),
+            std::vector<int32_t>{5});
 }
 
 TEST(GgufVocab, BadVocabulariesAreInputErrors) {
@@ -236,10 +247,12 @@ TEST(GgufVocab, BadVocabulariesAreInputErrors) {
   };
   LlamaVocab vocab = tiny_bpe();
   vocab.model = "ugm";
-  EXPECT_EQ(error_of(vocab), "v.gguf: tokenizer.ggml.model \"ugm\" is not supported (supported: llama, gpt2, bert)");
+  EXPECT_EQ(error_of(vocab),
+            "v.gguf: tokenizer.ggml.model \"ugm\" is not supported (supported: llama, gpt2, bert)");
   vocab = tiny_bpe();
   vocab.pre = "tekken";
-  EXPECT_NE(error_of(vocab).find("tokenizer.ggml.pre \"tekken\" is not supported (supported: default, gpt-2"),
+  EXPECT_NE(error_of(vocab).find(
+                "tokenizer.ggml.pre \"tekken\" is not supported (supported: default, gpt-2"),
             std::string::npos);
   vocab = tiny_bpe();
   vocab.merges = {"a c"};
