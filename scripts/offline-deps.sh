@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   libcpp-httplib-dev libcpp-httplib0.11
+  libbrotli-dev  # cpp-httplib.pc requires libbrotli*.pc; httplib.h includes its headers
   libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
   libutf8proc-dev libutf8proc2
   libgtest-dev googletest

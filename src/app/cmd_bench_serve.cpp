@@ -60,9 +60,12 @@ class SseTimer {
       if (chunk.contains("error")) result.error = chunk["error"].dump();
       if (chunk.contains("usage") && chunk["usage"].is_object())
         result.output_tokens = chunk["usage"].value("completion_tokens", int64_t{0});
-      const bool has_text = chunk.contains("choices") && !chunk["choices"].empty() &&
-                            !chunk["choices"][0].value("text", std::string()).empty();
-      if (!has_text) continue;
+      // A chunk that carries tokens (by their ids, which every model has, or by text).
+      if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
+      const Json& choice = chunk["choices"][0];
+      const bool has_tokens = (choice.contains("token_ids") && !choice["token_ids"].empty()) ||
+                              !choice.value("text", std::string()).empty();
+      if (!has_tokens) continue;
       const Clock::time_point now = Clock::now();
       if (!first_) {
         first_ = true;
@@ -110,7 +113,7 @@ std::string request_body(const ServeBenchArgs& args, const std::string& model, s
   std::vector<int32_t> prompt(args.input_len);
   for (int32_t& t : prompt) t = token(rng);
   return Json{{"model", model}, {"prompt", prompt}, {"max_tokens", args.output_len},
-              {"ignore_eos", true}, {"temperature", 0}, {"stream", true},
+              {"ignore_eos", true}, {"temperature", 0}, {"stream", true}, {"return_token_ids", true},
               {"stream_options", {{"include_usage", true}}}}
       .dump();
 }

@@ -65,6 +65,7 @@ struct CompletionRequest {
   bool echo = false;
   bool stream = false;
   bool include_usage = false;
+  bool return_token_ids = false;  // each choice also carries its token ids (vLLM's field)
   std::optional<int64_t> max_tokens;
 };
 
@@ -86,6 +87,9 @@ CompletionRequest parse_request(const Json& body, ServerContext& context) {
   r.stream = f.boolean("stream").value_or(false);
   if (const Json* options = f.get("stream_options"))
     r.include_usage = Fields(*options, "stream_options").boolean("include_usage").value_or(false);
+  // Without a tokenizer there is no text: the ids are the output.
+  r.return_token_ids =
+      f.boolean("return_token_ids").value_or(false) || context.model.tokenizer == nullptr;
   return r;
 }
 
@@ -111,6 +115,7 @@ std::unique_ptr<Run> start(CompletionRequest& r, ServerContext& context,
 
 struct Choice {
   std::string text;
+  std::vector<int32_t> token_ids;
   Json logprobs;
   size_t text_offset = 0;
   FinishReason finish = FinishReason::kNone;
@@ -165,6 +170,7 @@ class CompletionStream final : public EventSource {
     }
     Json choice = {{"index", index}, {"text", text}, {"logprobs", logprobs},
                    {"finish_reason", finish_reason_json(o.finish_reason)}};
+    if (request_.return_token_ids) choice["token_ids"] = o.token_ids;
     return sse_data(envelope(Json::array({choice})));
   }
 
@@ -189,6 +195,7 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
         Choice& c = choices[p * n + o.index];
         if (r.echo && c.text.empty() && c.n_tokens == 0) c.text = r.prompts[p].text;
         c.text += o.text;
+        c.token_ids.insert(c.token_ids.end(), o.token_ids.begin(), o.token_ids.end());
         c.n_tokens += static_cast<int64_t>(o.token_ids.size());
         if (r.params.logprobs >= 0)
           append_completion_logprobs(context.model, o.logprobs, c.text_offset, c.logprobs);
@@ -199,8 +206,10 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
   Json out_choices = Json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     completion_tokens += choices[i].n_tokens;
-    out_choices.push_back({{"index", i}, {"text", choices[i].text}, {"logprobs", choices[i].logprobs},
-                           {"finish_reason", finish_reason_json(choices[i].finish)}});
+    Json choice = {{"index", i}, {"text", choices[i].text}, {"logprobs", choices[i].logprobs},
+                   {"finish_reason", finish_reason_json(choices[i].finish)}};
+    if (r.return_token_ids) choice["token_ids"] = choices[i].token_ids;
+    out_choices.push_back(std::move(choice));
   }
   return {{"id", random_id("cmpl-")}, {"object", "text_completion"}, {"created", unix_time()},
           {"model", context.model.name}, {"choices", out_choices},
