@@ -51,11 +51,78 @@ ModelRunner::~ModelRunner() {
   for (InFlight& f : in_flight_) f.done->wait();
 }
 
+namespace {
+
+// Where a step's index arrays lie, in this order, in the int32 prefix of the inputs image.
+struct IndexArrays {
+  int32_t *ids, *positions, *cu_seqlens, *kv_lens, *slots, *tables, *logits_rows, *end;
+
+  IndexArrays(int32_t* base, int64_t n_tokens, int64_t n_seqs, int64_t table_width,
+              int64_t n_rows)
+      : ids(base), positions(ids + n_tokens), cu_seqlens(positions + n_tokens),
+        kv_lens(cu_seqlens + n_seqs + 1), slots(kv_lens + n_seqs), tables(slots + n_tokens),
+        logits_rows(tables + n_seqs * table_width), end(logits_rows + n_rows) {}
+};
+
+// Fills the arrays for `steps` then padding rows up to meta.n_seqs (one token 0 writing no
+// KV, slot -1, empty context), and meta's sizes.
+void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size,
+                       int64_t table_width, const IndexArrays& a, BatchMeta& meta) {
+  std::fill(a.tables, a.logits_rows, 0);
+  meta.decode_only = true;
+  int64_t token = 0, row = 0;
+  a.cu_seqlens[0] = 0;
+  for (int64_t i = 0; i < meta.n_seqs; ++i) {
+    const bool real = i < static_cast<int64_t>(steps.size());
+    const SequenceStep pad{};
+    const SequenceStep& s = real ? steps[i] : pad;
+    const int64_t n_new = real ? static_cast<int64_t>(s.tokens.size()) : 1;
+    const int64_t kv_len = real ? s.n_cached + n_new : 0;
+    HADRON_CHECK(!real || (n_new > 0 && kv_len <= static_cast<int64_t>(s.blocks.size()) *
+                                                       block_size),
+                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
+                 s.blocks.size());
+    for (int64_t j = 0; j < n_new; ++j, ++token) {
+      if (s.all_logits || j + 1 == n_new) a.logits_rows[row++] = static_cast<int32_t>(token);
+      const int64_t pos = s.n_cached + j;
+      a.ids[token] = real ? s.tokens[j] : 0;
+      a.positions[token] = static_cast<int32_t>(pos);
+      a.slots[token] = real ? static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
+                                                   pos % block_size)
+                            : -1;
+    }
+    std::copy(s.blocks.begin(), s.blocks.end(), a.tables + i * table_width);
+    a.cu_seqlens[i + 1] = static_cast<int32_t>(token);
+    a.kv_lens[i] = static_cast<int32_t>(kv_len);
+    meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(n_new));
+    meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
+    meta.decode_only = meta.decode_only && n_new == 1;
+  }
+}
+
+// Sampling columns of n_rows 8-byte slots each (temperature, top_k, top_p, min_p, seed,
+// step); rows past `sampling` (padding) are zero: greedy.
+void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows,
+                           char* columns) {
+  const int64_t column_bytes = n_rows * 8;
+  std::memset(columns, 0, kSamplingColumns * column_bytes);
+  for (int64_t r = 0; r < static_cast<int64_t>(sampling.size()); ++r) {
+    const RowSampling& p = sampling[r];
+    reinterpret_cast<float*>(columns)[r] = p.temperature;
+    reinterpret_cast<int32_t*>(columns + column_bytes)[r] = p.top_k;
+    reinterpret_cast<float*>(columns + 2 * column_bytes)[r] = p.top_p;
+    reinterpret_cast<float*>(columns + 3 * column_bytes)[r] = p.min_p;
+    reinterpret_cast<uint64_t*>(columns + 4 * column_bytes)[r] = p.seed;
+    reinterpret_cast<uint64_t*>(columns + 5 * column_bytes)[r] = p.step;
+  }
+}
+
+}  // namespace
+
 ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> steps,
                                                   std::span<const RowSampling> sampling,
                                                   int64_t pad_to, int64_t table_width,
                                                   int slot) {
-  const int64_t block_size = kv_.block_size();
   const auto n_real = static_cast<int64_t>(steps.size());
   const int64_t n_seqs = std::max(n_real, pad_to);
   int64_t n_tokens = n_seqs - n_real, n_rows = n_seqs - n_real;
@@ -71,87 +138,35 @@ ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> 
                n_tokens, n_seqs, table_width, limits_.max_tokens, limits_.max_logit_rows,
                limits_.max_blocks_per_seq);
   table_width = std::max<int64_t>(table_width, 1);
-  // Index arrays, in this order, in the int32 prefix of the staging image.
   auto* host = static_cast<int32_t*>(staging_[slot].data());
-  int32_t* ids = host;
-  int32_t* positions = ids + n_tokens;
-  int32_t* cu_seqlens = positions + n_tokens;
-  int32_t* kv_lens = cu_seqlens + n_seqs + 1;
-  int32_t* slots = kv_lens + n_seqs;
-  int32_t* tables = slots + n_tokens;
-  int32_t* logits_rows = tables + n_seqs * table_width;
-  int32_t* end = logits_rows + n_rows;
-  std::fill(tables, logits_rows, 0);
-
-  BatchMeta meta;
+  const IndexArrays arrays(host, n_tokens, n_seqs, table_width, n_rows);
+  StepInputs inputs;
+  BatchMeta& meta = inputs.meta;
   meta.n_seqs = static_cast<int>(n_seqs);
   meta.n_tokens = static_cast<int>(n_tokens);
-  meta.block_size = static_cast<int>(block_size);
-  meta.decode_only = true;
-  int64_t token = 0, row = 0;
-  cu_seqlens[0] = 0;
-  for (int64_t i = 0; i < n_seqs; ++i) {
-    const bool real = i < n_real;
-    const SequenceStep pad{};  // a padding row: one token 0 writing no KV, empty context
-    const SequenceStep& s = real ? steps[i] : pad;
-    const int64_t n_new = real ? static_cast<int64_t>(s.tokens.size()) : 1;
-    const int64_t kv_len = real ? s.n_cached + n_new : 0;
-    HADRON_CHECK(!real || (n_new > 0 && kv_len <= static_cast<int64_t>(s.blocks.size()) *
-                                                       block_size),
-                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
-                 s.blocks.size());
-    for (int64_t j = 0; j < n_new; ++j, ++token) {
-      if (s.all_logits || j + 1 == n_new) logits_rows[row++] = static_cast<int32_t>(token);
-      const int64_t pos = s.n_cached + j;
-      ids[token] = real ? s.tokens[j] : 0;
-      positions[token] = static_cast<int32_t>(pos);
-      slots[token] = real ? static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
-                                                 pos % block_size)
-                          : -1;
-    }
-    std::copy(s.blocks.begin(), s.blocks.end(), tables + i * table_width);
-    cu_seqlens[i + 1] = static_cast<int32_t>(token);
-    kv_lens[i] = static_cast<int32_t>(kv_len);
-    meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(n_new));
-    meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
-    meta.decode_only = meta.decode_only && n_new == 1;
-  }
+  meta.block_size = static_cast<int>(kv_.block_size());
+  fill_index_arrays(steps, kv_.block_size(), table_width, arrays, meta);
+  const size_t sampling_offset = ((arrays.end - host) * sizeof(int32_t) + 7) / 8 * 8;
+  fill_sampling_columns(sampling, n_seqs, static_cast<char*>(staging_[slot].data()) +
+                                              sampling_offset);
 
-  // Sampling columns (8-byte slots, n_seqs rows each) after the index arrays; padding rows
-  // sample greedily.
-  const size_t int_bytes = (end - host) * sizeof(int32_t);
-  const size_t sampling_offset = (int_bytes + 7) / 8 * 8;
-  char* columns = static_cast<char*>(staging_[slot].data()) + sampling_offset;
-  const int64_t column_bytes = n_seqs * 8;
-  std::memset(columns, 0, kSamplingColumns * column_bytes);
-  for (int64_t r = 0; r < static_cast<int64_t>(sampling.size()); ++r) {
-    const RowSampling& p = sampling[r];
-    reinterpret_cast<float*>(columns)[r] = p.temperature;
-    reinterpret_cast<int32_t*>(columns + column_bytes)[r] = p.top_k;
-    reinterpret_cast<float*>(columns + 2 * column_bytes)[r] = p.top_p;
-    reinterpret_cast<float*>(columns + 3 * column_bytes)[r] = p.min_p;
-    reinterpret_cast<uint64_t*>(columns + 4 * column_bytes)[r] = p.seed;
-    reinterpret_cast<uint64_t*>(columns + 5 * column_bytes)[r] = p.step;
-  }
-
+  // The same layout in the device buffer.
   const Device device = backend_.device();
   char* base = static_cast<char*>(inputs_.data());
   auto device_ints = [&](const int32_t* at, int64_t n) {
     return Tensor::view_of(base + (at - host) * sizeof(int32_t), DType::I32, {n}, device);
   };
-  meta.token_ids = device_ints(ids, n_tokens);
-  meta.positions = device_ints(positions, n_tokens);
-  meta.cu_seqlens_q = device_ints(cu_seqlens, n_seqs + 1);
-  meta.seq_lens_kv = device_ints(kv_lens, n_seqs);
-  meta.slot_mapping = device_ints(slots, n_tokens);
-  meta.block_tables = device_ints(tables, n_seqs * table_width).reshape({n_seqs, table_width});
-  meta.logits_rows = device_ints(logits_rows, n_rows);
-
-  StepInputs inputs;
-  inputs.meta = meta;
-  char* device_columns = base + sampling_offset;
+  meta.token_ids = device_ints(arrays.ids, n_tokens);
+  meta.positions = device_ints(arrays.positions, n_tokens);
+  meta.cu_seqlens_q = device_ints(arrays.cu_seqlens, n_seqs + 1);
+  meta.seq_lens_kv = device_ints(arrays.kv_lens, n_seqs);
+  meta.slot_mapping = device_ints(arrays.slots, n_tokens);
+  meta.block_tables =
+      device_ints(arrays.tables, n_seqs * table_width).reshape({n_seqs, table_width});
+  meta.logits_rows = device_ints(arrays.logits_rows, n_rows);
+  const int64_t column_bytes = n_seqs * 8;
   auto column = [&](int c, DType dtype) {
-    return Tensor::view_of(device_columns + c * column_bytes, dtype, {n_seqs}, device);
+    return Tensor::view_of(base + sampling_offset + c * column_bytes, dtype, {n_seqs}, device);
   };
   inputs.sampling = {column(0, DType::F32), column(1, DType::I32), column(2, DType::F32),
                      column(3, DType::F32), column(4, DType::I64), column(5, DType::I64)};
@@ -187,7 +202,9 @@ std::vector<int64_t> ModelRunner::graph_batch_sizes(int64_t max_batch) {
   std::vector<int64_t> sizes;
   for (int64_t b : {1, 2, 4})
     if (b <= max_batch) sizes.push_back(b);
-  for (int64_t b = 8; b <= std::min<int64_t>(max_batch, 256); b += 8) sizes.push_back(b);
+  // As vLLM: multiples of 8 up to 256, of 16 up to 512.
+  for (int64_t b = 8; b <= std::min<int64_t>(max_batch, 512); b += b < 256 ? 8 : 16)
+    sizes.push_back(b);
   return sizes;
 }
 
