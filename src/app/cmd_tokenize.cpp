@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "core/error.h"
+#include "loader/gguf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron::app {
@@ -27,7 +28,9 @@ std::string read_text_file(const std::string& path) {
 }
 
 void run_tokenize(const TokenizeArgs& args) {
-  const Tokenizer tokenizer = Tokenizer::load(args.tokenizer);
+  const Tokenizer tokenizer = args.tokenizer.ends_with(".gguf")
+                                  ? load_gguf_tokenizer(args.tokenizer)
+                                  : Tokenizer::load(args.tokenizer);
   const std::string text = args.text_file.empty() ? args.text : read_text_file(args.text_file);
   const std::vector<int32_t> ids = tokenizer.encode(text, args.add_special_tokens);
   std::string out = "[";
@@ -40,7 +43,8 @@ void setup_tokenize(CLI::App& app) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* command = app.add_subcommand("tokenize", "print the token ids of a text as a JSON array");
   command->add_option("--tokenizer", args->tokenizer,
-                      "tokenizer.json, or a model folder with tokenizer.json or vocab.json + merges.txt")
+                      "tokenizer.json, a model folder (tokenizer.json or vocab.json + merges.txt), "
+                      "or a llama.cpp .gguf file (its vocabulary)")
       ->required();
   auto* file = command->add_option("--text-file", args->text_file, "file whose bytes are encoded");
   auto* text = command->add_option("--text", args->text, "text to encode");
