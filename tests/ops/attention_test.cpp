@@ -1,7 +1,8 @@
 // CUDA vs CPU: causal GQA attention over a paged cache whose blocks are shuffled, for
 // prefill / chunked prefill / mixed batches (tiled kernel) and decode-only batches
 // (split-KV kernel): head_dim 64/128/256, GQA ratios 1-8, lengths off the tile and block
-// sizes, sliding windows, batch 1 and 256.
+// sizes, sliding windows, per-head sink logits (gpt-oss; decode with one split and with a
+// combine pass), batch 1 and 256.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -19,6 +20,7 @@ struct AttentionCase {
   int n_heads, n_kv_heads, head_dim, block_size;
   std::vector<Seq> seqs;
   int sliding_window = 0;
+  bool sinks = false;
 };
 
 class AttentionTest : public OpTest {
@@ -29,7 +31,8 @@ class AttentionTest : public OpTest {
 void AttentionTest::run_case(const AttentionCase& c) {
   SCOPED_TRACE(testing::Message() << "heads " << c.n_heads << "/" << c.n_kv_heads << " x "
                                   << c.head_dim << " block " << c.block_size << " seqs "
-                                  << c.seqs.size() << " window " << c.sliding_window);
+                                  << c.seqs.size() << " window " << c.sliding_window
+                                  << (c.sinks ? " sinks" : ""));
   const int n_seqs = static_cast<int>(c.seqs.size());
   int n_tokens = 0, max_q = 0, max_kv = 0, max_blocks = 0, n_blocks = 0;
   bool decode_only = true;
@@ -67,6 +70,13 @@ void AttentionTest::run_case(const AttentionCase& c) {
                kv_gpu = upload_i32(kv_lens, {n_seqs}),
                tables_gpu = upload_i32(block_tables, {n_seqs, max_blocks});
   DeviceTensor out = poisoned(q_shape);
+  // Sinks around log(keys seen by the longest sequence) +- 2: from negligible to dominant,
+  // so a sink that is dropped or counted once per split shows in the error.
+  const int keys = c.sliding_window > 0 ? std::min(max_kv, c.sliding_window) : max_kv;
+  std::vector<float> sinks = random_floats(c.sinks ? c.n_heads : 0, 2.0f);
+  for (float& sink : sinks) sink += std::log(static_cast<float>(keys));
+  DeviceTensor sinks_gpu;
+  if (c.sinks) sinks_gpu = upload(sinks, {c.n_heads});
 
   BatchMeta meta;
   meta.n_tokens = n_tokens;
@@ -79,16 +89,18 @@ void AttentionTest::run_case(const AttentionCase& c) {
   meta.seq_lens_kv = kv_gpu.tensor;
   meta.block_tables = tables_gpu.tensor;
   const AttentionParams params{1.0f / std::sqrt(static_cast<float>(c.head_dim)),
-                               c.sliding_window, 0.0f};
+                               c.sliding_window, 0.0f, sinks_gpu.tensor};
   gpu_->attention(q_gpu.tensor, k_gpu.tensor, v_gpu.tensor, meta, params, out.tensor);
 
   BatchMeta host_meta = meta;
   host_meta.cu_seqlens_q = host_view_i32(cu_seqlens, {n_seqs + 1});
   host_meta.seq_lens_kv = host_view_i32(kv_lens, {n_seqs});
   host_meta.block_tables = host_view_i32(block_tables, {n_seqs, max_blocks});
+  AttentionParams host_params = params;
+  if (c.sinks) host_params.sinks = host_view(sinks, {c.n_heads});
   std::vector<float> expected(q.size());
   cpu_->attention(host_view(q, q_shape), host_view(k_cache, cache_shape),
-                  host_view(v_cache, cache_shape), host_meta, params,
+                  host_view(v_cache, cache_shape), host_meta, host_params,
                   host_view(expected, q_shape));
   EXPECT_CLOSE(download(out.tensor), expected, kAttentionTol);
 }
@@ -121,6 +133,13 @@ TEST_F(AttentionTest, PrefillSlidingWindow) {
 TEST_F(AttentionTest, PrefillLong) {
   run_case({4, 1, 128, 16, {{1000, 1000}}});
 }
+TEST_F(AttentionTest, PrefillSinks) {
+  run_case({32, 8, 128, 16, {{70, 70}, {1, 1}, {129, 169}}, 0, true});
+}
+// gpt-oss-20b's attention: 64 query / 8 KV heads of 64, window 128 on alternate layers.
+TEST_F(AttentionTest, PrefillGptOssShapeSinksSlidingWindow) {
+  run_case({64, 8, 64, 16, {{300, 300}, {1, 1}, {37, 250}}, 128, true});
+}
 
 TEST_F(AttentionTest, DecodeBatch1LongContext) {
   run_case({32, 8, 128, 16, {{1, 5000}}});
@@ -139,6 +158,20 @@ TEST_F(AttentionTest, DecodeGroup3) {
 }
 TEST_F(AttentionTest, DecodeGroup8SlidingWindow) {
   run_case({8, 1, 128, 16, {{1, 1000}, {1, 37}}, 100});
+}
+// Batch 1 splits the keys over many CTAs: the sink joins once, in the combine pass.
+TEST_F(AttentionTest, DecodeGptOssShapeSinksSplit) {
+  run_case({64, 8, 64, 16, {{1, 3000}}, 0, true});
+}
+TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowSplit) {
+  run_case({64, 8, 64, 16, {{1, 3000}}, 128, true});
+}
+TEST_F(AttentionTest, DecodeGptOssShapeSinksFewSplits) {
+  run_case({64, 8, 64, 16, decode_batch(rng_, 16, 2000), 0, true});
+}
+// 256 sequences x 8 KV heads fill the GPU with one split: the sink joins in the decode CTA.
+TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowBatch256) {
+  run_case({64, 8, 64, 16, decode_batch(rng_, 256, 600), 128, true});
 }
 
 }  // namespace

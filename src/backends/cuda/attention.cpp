@@ -1,6 +1,6 @@
 // CudaBackend's attention-side ops: the fused qkv -> q/k norm -> RoPE -> paged-cache step and
 // attention over the paged cache (decode-only batches take the split-KV decode kernel, the
-// rest the tiled prefill kernel).
+// rest the tiled prefill kernel), with sliding windows and per-head sink logits.
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -60,7 +60,11 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
                "attention q {} over cache {} into {} (block size {}, {} sequences)",
                q.describe(), k_cache.describe(), out.describe(), meta.block_size, meta.n_seqs);
   HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on CUDA");
-  HADRON_CHECK(!params.sinks.defined(), "attention sinks (gpt-oss) are not implemented on CUDA");
+  if (params.sinks.defined()) {
+    check_tensor(params.sinks, DType::BF16, "attention sinks");
+    HADRON_CHECK(params.sinks.numel() == n_heads, "attention sinks {} for {} heads",
+                 params.sinks.describe(), n_heads);
+  }
   AttentionArgs args{q.data,
                      k_cache.data,
                      v_cache.data,
@@ -78,7 +82,8 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
                      static_cast<int>(n_kv_heads),
                      static_cast<int>(head_dim),
                      params.scale,
-                     params.sliding_window};
+                     params.sliding_window,
+                     params.sinks.defined() ? params.sinks.data : nullptr};
   if (meta.decode_only) {
     HADRON_CHECK(meta.n_tokens == meta.n_seqs, "decode-only batch of {} tokens for {} sequences",
                  meta.n_tokens, meta.n_seqs);

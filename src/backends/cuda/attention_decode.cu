@@ -5,7 +5,8 @@
 // share a key (16-byte loads each), so a warp streams 32 / (head_dim / 8) keys at a time,
 // kUnroll groups of them in flight; every (warp, key slot) keeps its own online-softmax
 // state, merged in shared memory at the end. With one split the CTA writes the output;
-// otherwise it writes (max, sum, unnormalised O) and a combine kernel merges the splits.
+// otherwise it writes (max, sum, unnormalised O) and a combine kernel merges the splits. A
+// head's sink logit joins the denominator where the output is written (once per head).
 #include <algorithm>
 #include <cfloat>
 
@@ -35,6 +36,16 @@ __device__ __forceinline__ int split_chunk(int keys, int n_splits) {
 }
 __device__ __forceinline__ int active_splits(int keys, int chunk) {
   return max(1, (keys + chunk - 1) / chunk);
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It
+// joins the denominator once: where the output is written, never per split.
+__device__ __forceinline__ float sink_log2(const AttentionArgs& args, int head) {
+  return args.sinks != nullptr
+             ? __bfloat162float(static_cast<const bf16*>(args.sinks)[head]) * kLog2e
+             : -INFINITY;
 }
 
 template <int kD, int kG>
@@ -149,17 +160,18 @@ __global__ void __launch_bounds__(kThreads)
   const int n_splits = gridDim.x;
   for (int idx = threadIdx.x; idx < group_size * kD; idx += kThreads) {
     const int g = idx / kD, d = idx % kD;
-    float max_all = -FLT_MAX;
+    const int head = kv_head * group_size + g;
+    const float sink = n_splits == 1 ? sink_log2(args, head) : -INFINITY;
+    float max_all = fmaxf(-FLT_MAX, sink);
 #pragma unroll
     for (int sl = 0; sl < kSlots; ++sl) max_all = fmaxf(max_all, slot_m[sl][g]);
-    float sum = 0, acc = 0;
+    float sum = exp2f(sink - max_all), acc = 0;
 #pragma unroll
     for (int sl = 0; sl < kSlots; ++sl) {
       const float w = exp2f(slot_m[sl][g] - max_all);
       sum += slot_l[sl][g] * w;
       acc += slot_o[sl][g][d] * w;
     }
-    const int head = kv_head * group_size + g;
     if (n_splits == 1) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
           __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
@@ -183,9 +195,10 @@ __global__ void __launch_bounds__(kD)
   const int kv_len = args.seq_lens_kv[seq];
   const int keys = args.sliding_window > 0 ? min(kv_len, args.sliding_window) : kv_len;
   const int n_active = active_splits(keys, split_chunk(keys, n_splits));
-  float max_all = -FLT_MAX;
+  const float sink = sink_log2(args, head);
+  float max_all = fmaxf(-FLT_MAX, sink);
   for (int sp = 0; sp < n_active; ++sp) max_all = fmaxf(max_all, rows[sp * (kD + 2) + kD]);
-  float sum = 0, acc = 0;
+  float sum = exp2f(sink - max_all), acc = 0;
   for (int sp = 0; sp < n_active; ++sp) {
     const float* row = rows + sp * (kD + 2);
     const float w = exp2f(row[kD] - max_all);
@@ -201,7 +214,7 @@ template <int kD, int kG>
 void launch_with(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
   const int n_splits = plan_n_splits(args, n_sms);
   const dim3 grid(n_splits, args.n_kv_heads, args.n_seqs);
-  const float scale_log2 = args.scale * 1.4426950408889634f;
+  const float scale_log2 = args.scale * kLog2e;
   attention_decode_kernel<kD, kG><<<grid, kThreads, 0, stream>>>(args, scale_log2, workspace);
   CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {

@@ -8,7 +8,7 @@
 // O += P V run on mma.sync m16n8k16 (bf16 in, fp32 accumulate); P stays in registers (the
 // accumulator layout of S is the A-operand layout of P V). Softmax is online in fp32 with
 // exp2. Query row i of sequence s sits at position kv_len - q_len + i and sees keys
-// [max(0, pos - window + 1), pos].
+// [max(0, pos - window + 1), pos], plus the head's sink logit in the denominator when given.
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -20,6 +20,7 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kBlockN = 64, kWarps = 4, kThreads = kWarps * 32;
+constexpr float kLog2e = 1.4426950408889634f;
 
 template <int kMTiles>
 constexpr int block_m() {
@@ -120,9 +121,19 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
   const int warp_row = warp * 16 * kMTiles;  // in the CTA's tile
   const int row0 = m_start + warp_row + group;
   float o[kMTiles][kD / 8][4] = {};
-  float row_max[kMTiles][2], row_sum[kMTiles][2] = {};
+  // A sink enters as one more key of logit `sink` and no value: the running max starts at it
+  // and one thread of each quad counts its exp2(0) = 1 (the quad's sums are added at the end).
+  float row_max[kMTiles][2], row_sum[kMTiles][2];
+  const bool has_sink = args.sinks != nullptr;
+  const float sink =
+      has_sink ? __bfloat162float(static_cast<const bf16*>(args.sinks)[head]) * kLog2e : -FLT_MAX;
 #pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt) row_max[mt][0] = row_max[mt][1] = -FLT_MAX;
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = sink;
+      row_sum[mt][r] = has_sink && quad == 0 ? 1.0f : 0.0f;
+    }
 
   const int n_tiles = (key_end - key_begin + kBlockN - 1) / kBlockN;
   for (int tile = 0; tile < n_tiles; ++tile) {
@@ -261,7 +272,7 @@ void launch_with(const AttentionArgs& args, cudaStream_t stream) {
     configured = true;
   }
   const dim3 grid(ceil_div(args.max_q_len, block_m<kMTiles>()), args.n_heads, args.n_seqs);
-  const float scale_log2 = args.scale * 1.4426950408889634f;
+  const float scale_log2 = args.scale * kLog2e;
   attention_prefill_kernel<kD, kMTiles><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
   CUDA_CHECK_LAUNCH();
 }

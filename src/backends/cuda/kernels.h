@@ -74,6 +74,9 @@ struct AttentionArgs {
   int n_heads, n_kv_heads, head_dim;
   float scale;
   int sliding_window;  // 0: full causal
+  // [n_heads] bf16 or null: a learned logit per head that joins the softmax denominator
+  // once (no value row), as gpt-oss's "sinks".
+  const void* sinks;
 };
 
 // FlashAttention-2-style tiled causal GQA attention for any q_len (prefill, chunked

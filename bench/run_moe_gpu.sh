@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# MoE on one GPU in one go: builds hadron and cuda_ops_test for sm_90a, runs the attention and
+# MoE op tests, then batch-1 decode latency (in 128, out 128, dummy weights) of Qwen3-30B-A3B
+# and gpt-oss-20b with CUDA graphs, then eagerly. Each step has a time limit so a slow one
+# cannot starve the next; logs go to $OUT (else build-gpu/moe-logs), 8 files at most.
+#
+#   bench/run_moe_gpu.sh CONFIGS_DIR     e.g. .fixture-work/shared/data/configs
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+configs=$(cd "${1:?folder holding Qwen__Qwen3-30B-A3B and openai__gpt-oss-20b}" && pwd)
+build=$root/build-gpu
+logs=${OUT:-$build/moe-logs}
+mkdir -p "$logs"
+summary=$logs/summary.txt
+[[ -f .deps/env.sh ]] && source .deps/env.sh
+
+step() {  # step NAME LOG SECONDS COMMAND...: runs under a time limit, keeps the log
+  local name=$1 log=$2 limit=$3 start=$SECONDS
+  shift 3
+  timeout "$limit" "$@" >>"$logs/$log" 2>&1
+  local status=$?
+  printf '%-22s %-7s %4ds  (%s)\n' "$name" \
+    "$([[ $status == 0 ]] && echo ok || echo "rc=$status")" $((SECONDS - start)) "$log" \
+    | tee -a "$summary"
+  return $status
+}
+
+latency() {  # latency LABEL CONFIG [FLAGS...]: one JSON line into moe.jsonl
+  local label=$1 model=$configs/$2 start=$SECONDS line
+  shift 2
+  line=$(timeout 150 "$build/hadron" bench latency --model "$model" --load-format dummy \
+    --batch 1 --input-len 128 --output-len 128 --json "$@" 2>"$logs/lat-$label.log")
+  local status=$?
+  echo "{\"label\": \"$label\", \"rc\": $status, \"wall_s\": $((SECONDS - start)), \"result\": ${line:-null}}" \
+    | tee -a "$logs/moe.jsonl" | tee -a "$summary"
+}
+
+: >"$summary"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$summary"
+step configure build.log 60 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES=90a || exit 1
+# hadron and the op tests build apart, so one's failure does not stop the other.
+step build-hadron build.log 300 cmake --build "$build" -j"$(nproc)" --target hadron \
+  || grep -E 'error|FAILED' -A5 "$logs/build.log" | head -40 | tee -a "$summary"
+if step build-ops-test build.log 150 cmake --build "$build" -j"$(nproc)" --target cuda_ops_test;
+then
+  step ops-attention-moe ops.log 90 "$build/tests/ops/cuda_ops_test" \
+    --gtest_filter='*Attention*:*Moe*'
+  grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]|tests ran' "$logs/ops.log" | tee -a "$summary"
+fi
+latency gpt-oss-20b-graphs openai__gpt-oss-20b
+latency qwen3-30b-a3b-graphs Qwen__Qwen3-30B-A3B
+latency qwen3-30b-a3b-eager Qwen__Qwen3-30B-A3B --enforce-eager
+latency gpt-oss-20b-eager openai__gpt-oss-20b --enforce-eager
