@@ -32,8 +32,8 @@ latency() {  # latency LABEL CONFIG [FLAGS...]: one JSON line into moe.jsonl
   line=$(timeout 150 "$build/hadron" bench latency --model "$model" --load-format dummy \
     --batch 1 --input-len 128 --output-len 128 --json "$@" 2>"$logs/lat-$label.log")
   local status=$?
-  echo "{\"label\": \"$label\", \"rc\": $status, \"wall_s\": $((SECONDS - start)), \"result\": ${line:-null}}" \
-    | tee -a "$logs/moe.jsonl" | tee -a "$summary"
+  printf '{"label": "%s", "rc": %d, "wall_s": %d, "result": %s}\n' "$label" "$status" \
+    $((SECONDS - start)) "${line:-null}" | tee -a "$logs/moe.jsonl" | tee -a "$summary"
 }
 
 : >"$summary"
