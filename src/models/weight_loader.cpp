@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -61,8 +62,10 @@ constexpr int64_t kChunkElements = int64_t{1} << 24;
 class Progress {
  public:
   Progress(size_t total_bytes, bool enabled)
-      : total_(total_bytes), enabled_(enabled && total_bytes > 0),
-        terminal_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+      : total_(total_bytes),
+        enabled_(enabled && total_bytes > 0),
+        terminal_(isatty(fileno(stderr)) != 0),
+        start_(std::chrono::steady_clock::now()) {}
 
   void add(size_t bytes) {
     if (!enabled_) return;
@@ -106,9 +109,39 @@ struct Chunk {
   int64_t begin, end;  // elements
 };
 
-// Allocates every spec's tensor in its dtype (null: skipped) and fills it through `fill` in
-// chunks on the thread pool. Off the CPU each thread converts into pinned staging buffers
-// of its own, two deep, whose copies to the device overlap the next chunk's conversion.
+// Fills `chunks` on the calling thread: in place on the CPU, else through two pinned staging
+// buffers of this thread's own, whose copies to the device overlap the next conversion.
+void fill_chunks(std::span<const Chunk> chunks, const WeightPlan& plan, Backend& backend,
+                 const FillRange& fill, Progress& progress) {
+  Buffer staging[2];
+  std::unique_ptr<DeviceEvent> copied[2];
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const Chunk& chunk = chunks[c];
+    const Tensor& target = *plan.specs()[chunk.spec_idx].target;
+    const size_t element_bytes = dtype_size(target.dtype);
+    const int64_t n = chunk.end - chunk.begin;
+    char* dst = static_cast<char*>(target.data) + chunk.begin * element_bytes;
+    if (backend.device() == Device::CPU) {
+      fill(chunk.spec_idx, chunk.begin, chunk.end, dst);
+    } else {
+      const size_t slot = c % 2;
+      if (copied[slot]) copied[slot]->wait();
+      if (!staging[slot].data())
+        staging[slot] = backend.allocate_host(kChunkElements * sizeof(float));
+      fill(chunk.spec_idx, chunk.begin, chunk.end, staging[slot].data());
+      const auto bytes = static_cast<int64_t>(n * element_bytes);
+      backend.copy_async(staging[slot].view(DType::U8, {bytes}),
+                         Tensor::view_of(dst, DType::U8, {bytes}, target.device));
+      copied[slot] = backend.record_event();
+    }
+    progress.add(n * element_bytes);
+  }
+  for (auto& event : copied)
+    if (event) event->wait();
+}
+
+// Allocates every spec's tensor in its dtype (nullopt: skipped) and fills it through `fill`
+// in chunks on the thread pool.
 LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optional<DType>>& dtypes,
                           Backend& backend, bool show_progress, const FillRange& fill) {
   LoadedWeights loaded;
@@ -124,46 +157,21 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
       chunks.push_back({i, begin, std::min(spec.numel(), begin + kChunkElements)});
   }
   Progress progress(loaded.bytes, show_progress);
-  const bool on_host = backend.device() == Device::CPU;
-  ThreadPool::global().parallel_for(static_cast<int64_t>(chunks.size()), [&](int64_t first,
-                                                                            int64_t last) {
-    Buffer staging[2];
-    std::unique_ptr<DeviceEvent> copied[2];
-    for (int64_t c = first; c < last; ++c) {
-      const Chunk& chunk = chunks[c];
-      const Tensor& target = *plan.specs()[chunk.spec_idx].target;
-      const size_t element_bytes = dtype_size(target.dtype);
-      const int64_t n = chunk.end - chunk.begin;
-      char* dst = static_cast<char*>(target.data) + chunk.begin * element_bytes;
-      if (on_host) {
-        fill(chunk.spec_idx, chunk.begin, chunk.end, dst);
-      } else {
-        const int slot = c % 2;
-        if (copied[slot]) copied[slot]->wait();
-        if (!staging[slot].data())
-          staging[slot] = backend.allocate_host(kChunkElements * sizeof(float));
-        fill(chunk.spec_idx, chunk.begin, chunk.end, staging[slot].data());
-        const int64_t bytes = n * static_cast<int64_t>(element_bytes);
-        backend.copy_async(staging[slot].view(DType::U8, {bytes}),
-                           Tensor::view_of(dst, DType::U8, {bytes}, target.device));
-        copied[slot] = backend.record_event();
-      }
-      progress.add(n * element_bytes);
-    }
-    for (auto& event : copied)
-      if (event) event->wait();
-  });
+  ThreadPool::global().parallel_for(
+      static_cast<int64_t>(chunks.size()), [&](int64_t first, int64_t last) {
+        fill_chunks(std::span(chunks).subspan(first, last - first), plan, backend, fill, progress);
+      });
   return loaded;
 }
 
 }  // namespace
 
-LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
-                           Backend& backend, bool show_progress) {
+LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
+                           bool show_progress) {
   const std::vector<std::string> problems = check_plan(plan, checkpoint);
   if (!problems.empty()) {
-    std::string message = fmt::format("the checkpoint does not match the model ({} problems):",
-                                      problems.size());
+    std::string message =
+        fmt::format("the checkpoint does not match the model ({} problems):", problems.size());
     for (size_t i = 0; i < problems.size() && i < 20; ++i) message += "\n  " + problems[i];
     if (problems.size() > 20) message += fmt::format("\n  ... and {} more", problems.size() - 20);
     throw InputError(message + "\nhint: is config.json from the same checkpoint?");
@@ -180,25 +188,26 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
   // The spec's elements are its sources' elements, concatenated.
   return materialise(plan, dtypes, backend, show_progress,
                      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-    const DType dtype = *dtypes[spec_idx];
-    char* cursor = static_cast<char*>(dst);
-    int64_t source_begin = 0;
-    for (const TensorInfo* info : sources[spec_idx]) {
-      const int64_t source_end = source_begin + info->numel();
-      const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
-      if (from < to) {
-        const char* src = static_cast<const char*>(info->data) +
-                          (from - source_begin) * dtype_size(info->dtype);
-        convert_dtype(src, info->dtype, cursor, dtype, to - from);
-        cursor += (to - from) * dtype_size(dtype);
-      }
-      source_begin = source_end;
-    }
-  });
+                       const DType dtype = *dtypes[spec_idx];
+                       char* cursor = static_cast<char*>(dst);
+                       int64_t source_begin = 0;
+                       for (const TensorInfo* info : sources[spec_idx]) {
+                         const int64_t source_end = source_begin + info->numel();
+                         const int64_t from = std::max(begin, source_begin),
+                                       to = std::min(end, source_end);
+                         if (from < to) {
+                           const char* src = static_cast<const char*>(info->data) +
+                                             (from - source_begin) * dtype_size(info->dtype);
+                           convert_dtype(src, info->dtype, cursor, dtype, to - from);
+                           cursor += (to - from) * dtype_size(dtype);
+                         }
+                         source_begin = source_end;
+                       }
+                     });
 }
 
-LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend,
-                                 DType checkpoint_dtype, uint64_t seed, bool show_progress) {
+LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
+                                 uint64_t seed, bool show_progress) {
   const DType dtype = backend.weight_dtype(checkpoint_dtype);
   std::vector<std::optional<DType>> dtypes;  // raw specs (packed integers) stay bytes
   for (const WeightSpec& spec : plan.specs()) dtypes.push_back(spec.raw ? DType::U8 : dtype);
@@ -209,30 +218,31 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend,
     seeds.push_back(spec_seed);
   }
   // Values depend only on (spec seed, 65536-element block), never on the upload chunking.
-  return materialise(plan, dtypes, backend, show_progress,
-                     [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-    if (plan.specs()[spec_idx].raw) {  // MXFP4 bytes: codes 7 (6.0) under scale 2^-8
-      std::memset(dst, kDummyRawByte, end - begin);
-      return;
-    }
-    const std::vector<int64_t> shape = plan.specs()[spec_idx].shape();
-    const bool is_vector = shape.size() == 1;
-    const float scale = is_vector ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
-    const float offset = is_vector ? 1.0f : 0.0f;
-    float values[4096];
-    for (int64_t block = begin / 65536; block * 65536 < end; ++block) {
-      uint64_t state = seeds[spec_idx] ^ (block * 0x9e3779b97f4a7c15ull);
-      for (int64_t i = block * 65536; i < std::min(end, (block + 1) * 65536); i += 4096) {
-        const int64_t count = std::min<int64_t>(4096, end - i);
-        for (int64_t j = 0; j < count; ++j) {
-          state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-          values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
+  return materialise(
+      plan, dtypes, backend, show_progress,
+      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
+        if (plan.specs()[spec_idx].raw) {  // MXFP4 bytes: codes 7 (6.0) under scale 2^-8
+          std::memset(dst, kDummyRawByte, end - begin);
+          return;
         }
-        convert_from_f32(values, static_cast<char*>(dst) + (i - begin) * dtype_size(dtype),
-                         dtype, count);
-      }
-    }
-  });
+        const std::vector<int64_t> shape = plan.specs()[spec_idx].shape();
+        const bool is_vector = shape.size() == 1;
+        const float scale = is_vector ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
+        const float offset = is_vector ? 1.0f : 0.0f;
+        float values[4096];
+        for (int64_t block = begin / 65536; block * 65536 < end; ++block) {
+          uint64_t state = seeds[spec_idx] ^ (block * 0x9e3779b97f4a7c15ull);
+          for (int64_t i = block * 65536; i < std::min(end, (block + 1) * 65536); i += 4096) {
+            const int64_t count = std::min<int64_t>(4096, end - i);
+            for (int64_t j = 0; j < count; ++j) {
+              state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+              values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
+            }
+            convert_from_f32(values, static_cast<char*>(dst) + (i - begin) * dtype_size(dtype),
+                             dtype, count);
+          }
+        }
+      });
 }
 
 }  // namespace hadron
