@@ -108,6 +108,7 @@ void Engine::finish(Tracked& t, FinishReason reason, RequestOutput& out) {
   out.finish_reason = reason;
   if (t.text && !t.stop->stopped()) out.text += t.stop->push(t.text->finish());
   if (!t.stop->stopped()) out.text += t.stop->flush();
+  out.stop_string = t.stop->matched();
   scheduler_.remove(&t.seq);
 }
 

@@ -35,6 +35,7 @@ struct RequestOutput {
   std::string text;                    // new text this step (with a detokenizer)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kNone;
+  std::string stop_string;             // the stop string that finished it, if one did
   int64_t n_prompt_tokens = 0;
   int64_t n_output_tokens = 0;         // so far
 };

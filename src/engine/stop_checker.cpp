@@ -13,7 +13,13 @@ std::string StopChecker::push(std::string_view text) {
   pending_ += text;
   // The earliest complete stop string wins.
   size_t stop_at = std::string::npos;
-  for (const std::string& stop : stops_) stop_at = std::min(stop_at, pending_.find(stop));
+  for (const std::string& stop : stops_) {
+    const size_t at = pending_.find(stop);
+    if (at < stop_at) {
+      stop_at = at;
+      matched_ = stop;
+    }
+  }
   if (stop_at != std::string::npos) {
     stopped_ = true;
     std::string out = pending_.substr(0, stop_at);

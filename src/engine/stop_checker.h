@@ -20,11 +20,14 @@ class StopChecker {
   // At the end of generation without a stop: the held-back text.
   std::string flush();
   bool stopped() const { return stopped_; }
+  // The stop string that stopped the text (empty until one has).
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   std::string pending_;  // text not yet emitted
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace hadron

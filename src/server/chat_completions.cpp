@@ -119,7 +119,8 @@ Json collect(ServerContext& context, ChatRequest& r, Generation& g) {
       append_chat_logprobs(context.model, c.logprobs, logprobs["content"]);
     }
     out_choices.push_back({{"index", i}, {"message", message_json(c)}, {"logprobs", logprobs},
-                           {"finish_reason", chat_finish_reason(c)}});
+                           {"finish_reason", chat_finish_reason(c)},
+                           {"stop_reason", stop_reason_json(c.stop_string)}});
   }
   return {{"id", random_id("chatcmpl-")}, {"object", "chat.completion"}, {"created", unix_time()},
           {"model", context.model.name}, {"choices", out_choices},
@@ -166,10 +167,15 @@ class ChatStream final : public EventSource {
     return j;
   }
 
-  std::string chunk(int index, Json delta, Json logprobs, Json finish_reason) const {
+  Json sse_chunk_json(int index, Json delta, Json logprobs, Json finish_reason) const {
     Json choice = {{"index", index}, {"delta", std::move(delta)}, {"logprobs", std::move(logprobs)},
                    {"finish_reason", std::move(finish_reason)}};
-    return sse_data(envelope(Json::array({std::move(choice)})));
+    return envelope(Json::array({std::move(choice)}));
+  }
+
+  std::string chunk(int index, Json delta, Json logprobs, Json finish_reason) const {
+    return sse_data(sse_chunk_json(index, std::move(delta), std::move(logprobs),
+                                   std::move(finish_reason)));
   }
 
   std::string on_output(const RequestOutput& o) {
@@ -187,7 +193,11 @@ class ChatStream final : public EventSource {
     }
     std::string out;
     if (!delta.empty() || !logprobs.is_null()) out += chunk(o.index, delta, logprobs, nullptr);
-    if (o.finished) out += chunk(o.index, Json::object(), nullptr, chat_finish_reason(c));
+    if (o.finished) {
+      Json last = sse_chunk_json(o.index, Json::object(), nullptr, chat_finish_reason(c));
+      last["choices"][0]["stop_reason"] = stop_reason_json(c.stop_string);
+      out += sse_data(last);
+    }
     return out;
   }
 

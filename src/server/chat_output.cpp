@@ -9,7 +9,10 @@ ParsedDelta ChatChoice::add(const RequestOutput& output) {
   if (output.finished) delta.append(parser->finish());
   n_tokens += static_cast<int64_t>(output.token_ids.size());
   logprobs.insert(logprobs.end(), output.logprobs.begin(), output.logprobs.end());
-  if (output.finished) finish = output.finish_reason;
+  if (output.finished) {
+    finish = output.finish_reason;
+    stop_string = output.stop_string;
+  }
   for (size_t i = 0; i < delta.tool_calls.size(); ++i) tool_call_ids.push_back(random_id("call_"));
   message.reasoning += delta.reasoning;
   message.content += delta.content;

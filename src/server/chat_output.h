@@ -16,6 +16,7 @@ struct ChatChoice {
   std::vector<std::string> tool_call_ids;
   std::vector<Logprobs> logprobs;
   FinishReason finish = FinishReason::kNone;
+  std::string stop_string;  // the stop string that ended it, if one did
   int64_t n_tokens = 0;
 
   // Feeds one engine output; returns the new part of the message it completes.

@@ -119,6 +119,7 @@ struct Choice {
   Json logprobs;
   size_t text_offset = 0;
   FinishReason finish = FinishReason::kNone;
+  std::string stop_string;
   int64_t n_tokens = 0;
 };
 
@@ -170,6 +171,7 @@ class CompletionStream final : public EventSource {
     }
     Json choice = {{"index", index}, {"text", text}, {"logprobs", logprobs},
                    {"finish_reason", finish_reason_json(o.finish_reason)}};
+    if (o.finished) choice["stop_reason"] = stop_reason_json(o.stop_string);
     if (request_.return_token_ids) choice["token_ids"] = o.token_ids;
     return sse_data(envelope(Json::array({choice})));
   }
@@ -199,7 +201,10 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
         c.n_tokens += static_cast<int64_t>(o.token_ids.size());
         if (r.params.logprobs >= 0)
           append_completion_logprobs(context.model, o.logprobs, c.text_offset, c.logprobs);
-        if (o.finished) c.finish = o.finish_reason;
+        if (o.finished) {
+          c.finish = o.finish_reason;
+          c.stop_string = o.stop_string;
+        }
       }
     }
   }
@@ -207,7 +212,8 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
   for (size_t i = 0; i < choices.size(); ++i) {
     completion_tokens += choices[i].n_tokens;
     Json choice = {{"index", i}, {"text", choices[i].text}, {"logprobs", choices[i].logprobs},
-                   {"finish_reason", finish_reason_json(choices[i].finish)}};
+                   {"finish_reason", finish_reason_json(choices[i].finish)},
+                   {"stop_reason", stop_reason_json(choices[i].stop_string)}};
     if (r.return_token_ids) choice["token_ids"] = choices[i].token_ids;
     out_choices.push_back(std::move(choice));
   }

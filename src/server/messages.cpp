@@ -114,7 +114,12 @@ MessagesRequest parse_request(const Json& body, ServerContext& context) {
 
 std::string stop_reason(const ChatChoice& c) {
   if (!c.message.tool_calls.empty()) return "tool_use";
+  if (!c.stop_string.empty()) return "stop_sequence";
   return c.finish == FinishReason::kLength ? "max_tokens" : "end_turn";
+}
+
+Json stop_sequence(const ChatChoice& c) {
+  return c.stop_string.empty() ? Json(nullptr) : Json(c.stop_string);
 }
 
 Json tool_use_block(const ToolCall& call, const std::string& id) {
@@ -123,10 +128,10 @@ Json tool_use_block(const ToolCall& call, const std::string& id) {
 }
 
 Json message_json(const std::string& id, const std::string& model, Json content, Json stop,
-                  int64_t input_tokens, int64_t output_tokens) {
+                  Json stop_sequence, int64_t input_tokens, int64_t output_tokens) {
   return {{"id", id}, {"type", "message"}, {"role", "assistant"}, {"model", model},
           {"content", std::move(content)}, {"stop_reason", std::move(stop)},
-          {"stop_sequence", nullptr},
+          {"stop_sequence", std::move(stop_sequence)},
           {"usage", {{"input_tokens", input_tokens}, {"output_tokens", output_tokens}}}};
 }
 
@@ -147,13 +152,13 @@ class MessagesStream final : public EventSource {
       out += sse_event("message_start",
                        {{"type", "message_start"},
                         {"message", message_json(id_, context_.model.name, Json::array(), nullptr,
-                                                 generation_.n_prompt_tokens(), 0)}});
+                                                 nullptr, generation_.n_prompt_tokens(), 0)}});
     }
     for (const RequestOutput& o : generation_.next()) emit(choice_.add(o), out);
     if (!generation_.done()) return true;
     close_block(out);
     out += sse_event("message_delta", {{"type", "message_delta"},
-                                       {"delta", {{"stop_reason", stop_reason(choice_)}, {"stop_sequence", nullptr}}},
+                                       {"delta", {{"stop_reason", stop_reason(choice_)}, {"stop_sequence", stop_sequence(choice_)}}},
                                        {"usage", {{"output_tokens", choice_.n_tokens}}}});
     out += sse_event("message_stop", {{"type", "message_stop"}});
     return false;
@@ -235,7 +240,8 @@ void handle_messages(ServerContext& context, const httplib::Request& request,
   for (size_t i = 0; i < c.message.tool_calls.size(); ++i)
     content.push_back(tool_use_block(c.message.tool_calls[i], c.tool_call_ids[i]));
   response.set_content(dump_json(message_json(random_id("msg_"), context.model.name, content,
-                                              stop_reason(c), g.n_prompt_tokens(), c.n_tokens)),
+                                              stop_reason(c), stop_sequence(c), g.n_prompt_tokens(),
+                                              c.n_tokens)),
                        "application/json");
 }
 

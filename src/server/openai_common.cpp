@@ -43,6 +43,10 @@ Json finish_reason_json(FinishReason reason) {
   return nullptr;
 }
 
+Json stop_reason_json(const std::string& stop_string) {
+  return stop_string.empty() ? Json(nullptr) : Json(stop_string);
+}
+
 std::string openai_stream_error(int status, const std::string& message) {
   return sse_data({{"error", {{"message", message}, {"type", ApiError(status, "").type()},
                               {"code", status}}}}) +

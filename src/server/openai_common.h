@@ -20,6 +20,9 @@ Json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
 // null, or OpenAI's finish reason (stop, length; an abort reads as stop).
 Json finish_reason_json(FinishReason reason);
 
+// vLLM's `stop_reason`: the stop string that ended a choice, else null.
+Json stop_reason_json(const std::string& stop_string);
+
 // The SSE event that reports an error once a stream has started, then [DONE].
 std::string openai_stream_error(int status, const std::string& message);
 

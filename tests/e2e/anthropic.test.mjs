@@ -24,6 +24,18 @@ test('messages: non-stream', async () => {
   else assert.ok(r.stop_reason === 'end_turn' && r.usage.output_tokens <= 20, r.stop_reason);
 });
 
+test('messages: stop_sequences end the message with stop_reason stop_sequence', async () => {
+  const request = { model: 'models/default', max_tokens: 30, temperature: 0,
+    messages: [{ role: 'user', content: 'Who was Moses?' }] };
+  const free = await client.messages.create(request);
+  const words = free.content[0].text.trim().split(' ');
+  assert.ok(words.length >= 3, free.content[0].text);
+  const r = await client.messages.create({ ...request, stop_sequences: [words[1]] });
+  assert.equal(r.stop_reason, 'stop_sequence');
+  assert.equal(r.stop_sequence, words[1]);
+  assert.ok(!r.content[0].text.includes(words[1]));
+});
+
 test('messages: the stream assembles to the non-streamed message', async () => {
   const request = { model: 'models/default', max_tokens: 20, temperature: 0,
     messages: [{ role: 'user', content: [{ type: 'text', text: 'Sing of Zion.' }] }] };

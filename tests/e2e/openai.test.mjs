@@ -61,6 +61,7 @@ test('completions: many prompts, token-id prompts, n, echo, stop, logprobs', asy
   const stopped = await client.completions.create({ model, prompt: 'And God said', ...greedy, stop: [word] });
   assert.ok(!stopped.choices[0].text.includes(word));
   assert.equal(stopped.choices[0].finish_reason, 'stop');
+  assert.equal(stopped.choices[0].stop_reason, word, 'vLLM\'s stop_reason names the stop string');
   const lp = await client.completions.create({ model, prompt: 'And God said', ...greedy, logprobs: 3 });
   assert.equal(lp.choices[0].logprobs.tokens.length, 24);
   assert.equal(lp.choices[0].logprobs.tokens.join(''), lp.choices[0].text);

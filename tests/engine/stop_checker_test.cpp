@@ -23,6 +23,14 @@ TEST(StopChecker, StopsAcrossChunkBoundariesAndExcludesTheStop) {
   StopChecker checker({"END", "\n\n"});
   EXPECT_EQ(run(checker, "hello wEN world ENDtrailing", {3, 4, 2, 5, 1, 1, 1}), "hello wEN world ");
   EXPECT_TRUE(checker.stopped());
+  EXPECT_EQ(checker.matched(), "END");
+}
+
+TEST(StopChecker, ReportsTheEarliestStopThatMatched) {
+  StopChecker checker({"world", "lo"});
+  EXPECT_EQ(checker.matched(), "");
+  EXPECT_EQ(checker.push("hello world"), "hel");
+  EXPECT_EQ(checker.matched(), "lo");
 }
 
 TEST(StopChecker, HoldsBackOnlyPossibleStopPrefixes) {
