@@ -51,7 +51,12 @@ std::vector<RequestOutput> Generation::next(std::chrono::milliseconds timeout) {
     context_.metrics.count_request("error");
     throw ApiError(500, "the engine failed: " + *failure);
   }
-  if (outputs.empty() && !stream_->done() && client_.closed()) {
+  // The socket is polled at most every 20 ms, outputs or not: a busy engine delivers outputs
+  // every step, and a client that left must still be noticed.
+  const Clock::time_point now = Clock::now();
+  const bool check_client = outputs.empty() || now - last_client_check_ >= kClientCheckInterval;
+  if (check_client) last_client_check_ = now;
+  if (check_client && !stream_->done() && client_.closed()) {
     engine_.abort(stream_->request_id());
     finished_ = true;
     context_.metrics.count_request("abort");

@@ -44,6 +44,8 @@ class Generation {
   int64_t n_prompt_tokens_ = 0;
   Clock::time_point start_;
   Clock::time_point last_token_;
+  Clock::time_point last_client_check_;
+  static constexpr std::chrono::milliseconds kClientCheckInterval{20};
   bool first_seen_ = false;
   bool finished_ = false;
 };

@@ -142,3 +142,20 @@ test('a disconnected stream is aborted and its KV freed', async () => {
   assert.equal(await metric(server.url, 'hadron_num_requests_running'), 0);
   assert.equal(await metric(server.url, 'hadron_kv_cache_usage_perc'), 0);
 });
+
+test('a client that leaves a non-streamed request aborts it too', async () => {
+  const name = 'hadron_requests_total{model_name="models/default",outcome="abort"}';
+  const aborts = await metric(server.url, name);
+  const controller = new AbortController();
+  const request = fetch(`${server.url}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: controller.signal,
+    body: JSON.stringify({ model, prompt: 'And', max_tokens: 900, ignore_eos: true }) });
+  await new Promise((r) => setTimeout(r, 300));
+  controller.abort();
+  await assert.rejects(request);
+  for (let i = 0; i < 100 && await metric(server.url, name) === aborts; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await metric(server.url, name), aborts + 1);
+  assert.equal(await metric(server.url, 'hadron_num_requests_running'), 0);
+  assert.equal(await metric(server.url, 'hadron_kv_cache_usage_perc'), 0);
+});
