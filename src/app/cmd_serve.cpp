@@ -59,7 +59,8 @@ void load_template(const ServeArgs& args, server::ServedModel& served) {
   if (args.reasoning_parser != "auto") served.output_format.reasoning = args.reasoning_parser != "none";
 }
 
-server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* tokenizer) {
+server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* tokenizer,
+                                   const GenerationDefaults& defaults) {
   server::ServedModel served;
   served.root = args.engine.model_path;
   // As vLLM: the --model argument as given (the shipped model when none was).
@@ -68,7 +69,6 @@ server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* token
                                                                 : args.engine.model_path;
   served.tokenizer = tokenizer;
   load_template(args, served);
-  const GenerationDefaults defaults = read_generation_defaults(args.engine.model_path);
   served.defaults = {defaults.temperature, defaults.top_p, defaults.top_k};
   return served;
 }
@@ -111,7 +111,8 @@ void run_serve(ServeArgs& args) {
 
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_if_any(options.model_path);
   server::ServerContext context;
-  context.model = describe_model(args, tokenizer.get());
+  const GenerationDefaults defaults = read_generation_defaults(options.model_path);
+  context.model = describe_model(args, tokenizer.get(), defaults);
   context.api_key = args.api_key;
   server::HttpServer http(context, args.http);
   http.start();  // /health answers 503 while the model loads
@@ -122,7 +123,6 @@ void run_serve(ServeArgs& args) {
   std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
   context.model.max_model_len = model->max_model_len();
   context.model.vocab_size = static_cast<int32_t>(model->config().vocab_size);
-  const GenerationDefaults defaults = read_generation_defaults(options.model_path);
   const std::unique_ptr<TokenizerDetokenizer> detokenizer =
       tokenizer ? std::make_unique<TokenizerDetokenizer>(*tokenizer) : nullptr;
   Engine engine(*model, detokenizer.get(), defaults.eos_token_ids);

@@ -60,7 +60,7 @@ ChatRequest parse_request(const Json& body, ServerContext& context) {
   r.prompt = render_chat(served, std::move(messages), std::move(tools), kwargs,
                          f.boolean("add_generation_prompt").value_or(true));
   r.params = parse_sampling(f, {context.limits, served.defaults, served.vocab_size});
-  if (served.output_format.tools == ToolFormat::kHarmony) r.params.skip_special_tokens = false;
+  adapt_sampling(served.output_format, r.params);
   r.params.logprobs = top_logprobs(f, context.limits);
   std::optional<int64_t> max_tokens = f.integer("max_completion_tokens");
   const char* max_param = "max_completion_tokens";
@@ -103,9 +103,16 @@ Json message_json(const ChatChoice& c) {
   return message;
 }
 
+std::vector<ChatChoice> make_choices(const ServerContext& context, const ChatRequest& r) {
+  std::vector<ChatChoice> choices;
+  for (int i = 0; i < r.params.n; ++i)
+    choices.push_back(make_chat_choice(context.model.output_format, r.tools_offered,
+                                       r.prompt.starts_in_reasoning));
+  return choices;
+}
+
 Json collect(ServerContext& context, ChatRequest& r, Generation& g) {
-  std::vector<ChatChoice> choices = make_chat_choices(
-      r.params.n, context.model.output_format, r.tools_offered, r.prompt.starts_in_reasoning);
+  std::vector<ChatChoice> choices = make_choices(context, r);
   while (!g.done())
     for (const RequestOutput& o : g.next()) choices[o.index].add(o);
   Json out_choices = Json::array();
@@ -132,8 +139,7 @@ class ChatStream final : public EventSource {
   ChatStream(ServerContext& context, ChatRequest request, const httplib::Request& http)
       : context_(context), request_(std::move(request)), client_(http),
         generation_(context, client_, request_.prompt.ids, request_.params),
-        choices_(make_chat_choices(request_.params.n, context.model.output_format,
-                                   request_.tools_offered, request_.prompt.starts_in_reasoning)),
+        choices_(make_choices(context, request_)),
         id_(random_id("chatcmpl-")), created_(unix_time()) {}
 
   bool poll(std::string& out) override {

@@ -21,12 +21,15 @@ ParsedDelta ChatChoice::add(const RequestOutput& output) {
   return delta;
 }
 
-std::vector<ChatChoice> make_chat_choices(int n, OutputFormat format, bool tools_offered,
-                                          bool starts_in_reasoning) {
+ChatChoice make_chat_choice(OutputFormat format, bool tools_offered, bool starts_in_reasoning) {
   if (!tools_offered && format.tools != ToolFormat::kHarmony) format.tools = ToolFormat::kNone;
-  std::vector<ChatChoice> choices(n);
-  for (ChatChoice& c : choices) c.parser = make_output_parser(format, starts_in_reasoning);
-  return choices;
+  ChatChoice choice;
+  choice.parser = make_output_parser(format, starts_in_reasoning);
+  return choice;
+}
+
+void adapt_sampling(OutputFormat format, SamplingParams& params) {
+  if (format.tools == ToolFormat::kHarmony) params.skip_special_tokens = false;
 }
 
 }  // namespace hadron::server

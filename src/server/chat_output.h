@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/sampling_params.h"
 #include "server/output_parser.h"
 
 namespace hadron::server {
@@ -23,8 +24,11 @@ struct ChatChoice {
   ParsedDelta add(const RequestOutput& output);
 };
 
-// A parser per choice: tool calls parsed only when the request offered tools.
-std::vector<ChatChoice> make_chat_choices(int n, OutputFormat format, bool tools_offered,
-                                          bool starts_in_reasoning);
+// A choice with its parser: tool calls parsed only when the request offered tools.
+ChatChoice make_chat_choice(OutputFormat format, bool tools_offered, bool starts_in_reasoning);
+
+// What the output format needs of sampling: harmony's channel markers are special tokens,
+// so they must stay in the decoded text.
+void adapt_sampling(OutputFormat format, SamplingParams& params);
 
 }  // namespace hadron::server

@@ -104,7 +104,7 @@ MessagesRequest parse_request(const Json& body, ServerContext& context) {
     if (const Json* v = f.get(key)) sampling[key] = *v;
   if (const Json* stop = f.get("stop_sequences")) sampling["stop"] = *stop;
   r.params = parse_sampling(Fields(sampling), {context.limits, served.defaults, served.vocab_size});
-  if (served.output_format.tools == ToolFormat::kHarmony) r.params.skip_special_tokens = false;
+  adapt_sampling(served.output_format, r.params);
   f.required("max_tokens");
   r.params.max_tokens = resolve_max_tokens(f.integer("max_tokens"), static_cast<int64_t>(r.prompt.ids.size()),
                                            served.max_model_len, {"max_tokens", "messages"});
@@ -142,8 +142,8 @@ class MessagesStream final : public EventSource {
   MessagesStream(ServerContext& context, MessagesRequest request, const httplib::Request& http)
       : context_(context), request_(std::move(request)), client_(http),
         generation_(context, client_, request_.prompt.ids, request_.params),
-        choice_(std::move(make_chat_choices(1, context.model.output_format, request_.tools_offered,
-                                            request_.prompt.starts_in_reasoning)[0])),
+        choice_(make_chat_choice(context.model.output_format, request_.tools_offered,
+                                  request_.prompt.starts_in_reasoning)),
         id_(random_id("msg_")) {}
 
   bool poll(std::string& out) override {
@@ -229,8 +229,8 @@ void handle_messages(ServerContext& context, const httplib::Request& request,
   }
   const ClientConnection client(request);
   Generation g(context, client, r.prompt.ids, r.params);
-  ChatChoice c = std::move(make_chat_choices(1, context.model.output_format, r.tools_offered,
-                                             r.prompt.starts_in_reasoning)[0]);
+  ChatChoice c = make_chat_choice(context.model.output_format, r.tools_offered,
+                                  r.prompt.starts_in_reasoning);
   while (!g.done())
     for (const RequestOutput& o : g.next()) c.add(o);
   Json content = Json::array();
