@@ -1,0 +1,54 @@
+// Programmatic dependent launch (PDL, sm_90+): a kernel launched with launch_pdl may be
+// scheduled while the kernel before it on the stream is still finishing, so its launch and
+// its first memory requests hide in the predecessor's tail. The contract for such a kernel:
+//  - before pdl_wait() it may only read memory no kernel of this step writes (weights,
+//    constant tables) and must write nothing;
+//  - every thread that goes on to touch activations calls pdl_wait() first, and every block
+//    calls it before it exits (so no grid can finish before its predecessor has: a later
+//    kernel waiting on this one then also sees everything before it);
+//  - pdl_launch_dependents() (after the wait) lets the next kernel be scheduled once every
+//    block of this grid has called it or exited.
+// A kernel that is not launched this way (cuBLASLt's, memcpy nodes) simply serialises as
+// usual, and pdl_wait() in a kernel launched without the attribute returns at once, so the
+// same kernels run correctly eagerly, in graphs, and on streams that mix both.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "backends/cuda/cuda_check.h"
+
+namespace hadron::cuda {
+
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches kernel<<<grid, block, shared_bytes, stream>>>(args...) with programmatic stream
+// serialisation allowed, then checks the launch.
+template <typename... Params, typename... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(std::forward<Args>(args))...));
+}
+
+}  // namespace hadron::cuda
