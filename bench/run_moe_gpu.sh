@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# MoE on one GPU in one go: builds hadron and cuda_ops_test for sm_90a, runs the attention and
-# MoE op tests, then batch-1 decode latency (in 128, out 128, dummy weights) of Qwen3-30B-A3B
-# and gpt-oss-20b with CUDA graphs, then eagerly. Each step has a time limit so a slow one
-# cannot starve the next; logs go to $OUT (else build-gpu/moe-logs), 8 files at most.
+# MoE on one GPU in one go: builds hadron, cuda_ops_test and moe_ops_bench for sm_90a, runs
+# the MoE op tests and the MoE kernel micro-benchmark, then batch-1 decode latency (in 128,
+# out 128, dummy weights) of Qwen3-30B-A3B and gpt-oss-20b with CUDA graphs (and eagerly when
+# MOE_EAGER=1). Each step has a time limit so a slow one cannot starve the next; logs go to
+# $OUT (else build-gpu/moe-logs), 8 files at most.
 #
 #   bench/run_moe_gpu.sh CONFIGS_DIR     e.g. .fixture-work/shared/data/configs
 set -uo pipefail
@@ -43,13 +44,16 @@ step configure build.log 60 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=R
 # hadron and the op tests build apart, so one's failure does not stop the other.
 step build-hadron build.log 300 cmake --build "$build" -j"$(nproc)" --target hadron \
   || grep -E 'error|FAILED' -A5 "$logs/build.log" | head -40 | tee -a "$summary"
-if step build-ops-test build.log 150 cmake --build "$build" -j"$(nproc)" --target cuda_ops_test;
-then
-  step ops-attention-moe ops.log 90 "$build/tests/ops/cuda_ops_test" \
-    --gtest_filter='*Attention*:*Moe*'
+if step build-ops-test build.log 150 cmake --build "$build" -j"$(nproc)" --target cuda_ops_test \
+  moe_ops_bench; then
+  step ops-moe ops.log 120 "$build/tests/ops/cuda_ops_test" --gtest_filter='*Moe*'
   grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]|tests ran' "$logs/ops.log" | tee -a "$summary"
+  step moe-ops-bench moe-ops-bench.md 120 "$build/src/moe_ops_bench" && \
+    cat "$logs/moe-ops-bench.md" | tee -a "$summary"
 fi
 latency gpt-oss-20b-graphs openai__gpt-oss-20b
 latency qwen3-30b-a3b-graphs Qwen__Qwen3-30B-A3B
-latency qwen3-30b-a3b-eager Qwen__Qwen3-30B-A3B --enforce-eager
-latency gpt-oss-20b-eager openai__gpt-oss-20b --enforce-eager
+if [[ ${MOE_EAGER:-0} == 1 ]]; then
+  latency qwen3-30b-a3b-eager Qwen__Qwen3-30B-A3B --enforce-eager
+  latency gpt-oss-20b-eager openai__gpt-oss-20b --enforce-eager
+fi

@@ -1,8 +1,8 @@
 // GptOssForCausalLM: attention with q/k/v/o biases and a learned sink logit per head,
 // sliding-window attention on the layers layer_types marks (alternate layers), YaRN rope;
 // a biased router whose softmax over the top-k logits equals the renormalised top-k of a full
-// softmax; experts stored fused and MXFP4-quantised (decoded once loaded) with biases and a
-// clamped SwiGLU over interleaved gate/up rows.
+// softmax; experts stored fused and MXFP4-quantised (read packed by the expert op) with
+// biases and a clamped SwiGLU over interleaved gate/up rows.
 #include "models/dense_decoder.h"
 #include "models/registry.h"
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "models/mxfp4.h"
 
 namespace hadron {
 
@@ -69,10 +68,10 @@ void MoeBlock::declare_fused_mxfp4(WeightPlan& plan, const std::string& block) {
                 hidden_, inter_);
   const std::string experts = block + options_.names.experts + ".";
   const int64_t E = n_experts_, H = hidden_, I = inter_;
-  plan.add_raw(&gate_up_blocks_, experts + "gate_up_proj_blocks", {E, 2 * I, H / 32, 16});
+  plan.add_raw(&gate_up_, experts + "gate_up_proj_blocks", {E, 2 * I, H / 32, 16});
   plan.add_raw(&gate_up_scales_, experts + "gate_up_proj_scales", {E, 2 * I, H / 32});
   plan.add(&gate_up_bias_, experts + "gate_up_proj_bias", {E, 2 * I});
-  plan.add_raw(&down_blocks_, experts + "down_proj_blocks", {E, H, I / 32, 16});
+  plan.add_raw(&down_, experts + "down_proj_blocks", {E, H, I / 32, 16});
   plan.add_raw(&down_scales_, experts + "down_proj_scales", {E, H, I / 32});
   plan.add(&down_bias_, experts + "down_proj_bias", {E, H});
 }
@@ -88,10 +87,6 @@ void MoeBlock::prepare(Backend& backend) {
     router_bias_ = router_bias_f32_.view(DType::F32, {n_experts_});
     backend.copy(Tensor::view_of(values.data(), DType::F32, {n_experts_}), router_bias_);
   }
-  if (options_.layout != MoeExpertLayout::kFusedMxfp4) return;
-  const DType dtype = backend.weight_dtype(DType::BF16);  // MXFP4 values are exact in bf16
-  decoded_[0] = dequantize_mxfp4(backend, gate_up_blocks_, gate_up_scales_, dtype, gate_up_);
-  decoded_[1] = dequantize_mxfp4(backend, down_blocks_, down_scales_, dtype, down_);
 }
 
 void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
@@ -106,14 +101,25 @@ void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Te
     shared_.forward(backend, x, arena, out);
     params.accumulate = true;
   }
-  const MoeExpertWeights experts{gate_up_.reshape({n_experts_, 2 * inter_, hidden_}), gate_up_bias_,
-                                 down_.reshape({n_experts_, hidden_, inter_}), down_bias_};
+  const MoeExpertWeights experts = expert_weights();
   const size_t workspace_bytes =
       backend.moe_workspace_bytes(n_tokens, k, n_experts_, hidden_, inter_);
   const Tensor workspace = workspace_bytes > 0
                                ? arena.alloc(DType::U8, {static_cast<int64_t>(workspace_bytes)})
                                : Tensor{};
   backend.moe_experts(x, ids, weights, experts, params, workspace, out);
+}
+
+MoeExpertWeights MoeBlock::expert_weights() const {
+  const int64_t E = n_experts_, H = hidden_, I = inter_;
+  switch (options_.layout) {
+    case MoeExpertLayout::kPerExpert:
+      return {gate_up_.reshape({E, 2 * I, H}), gate_up_bias_, down_.reshape({E, H, I}), down_bias_};
+    case MoeExpertLayout::kFusedMxfp4:
+      return {gate_up_.reshape({E, 2 * I, H / 2}), gate_up_bias_, down_.reshape({E, H, I / 2}),
+              down_bias_, gate_up_scales_, down_scales_};
+  }
+  return {};
 }
 
 }  // namespace hadron

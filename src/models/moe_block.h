@@ -25,7 +25,7 @@ struct MoeNames {
 enum class MoeExpertLayout : uint8_t {
   kPerExpert,  // <experts>.<e>.{gate,up,down}.weight, stacked at load
   // gpt-oss: <experts>.{gate_up,down}_proj_{blocks,scales} in MXFP4 ([E, out, in/32, 16] and
-  // [E, out, in/32]) with <experts>.{gate_up,down}_proj_bias; decoded by prepare()
+  // [E, out, in/32]) with <experts>.{gate_up,down}_proj_bias; the expert op reads them packed
   kFusedMxfp4
 };
 
@@ -51,8 +51,7 @@ class MoeBlock {
   // prefix: e.g. "model.layers.3."; the block's own name comes from options.names.block.
   void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
                const MoeOptions& options);
-  // Once the weights are loaded: widens the router bias to F32 and decodes MXFP4 experts
-  // into the backend's weight dtype.
+  // Once the weights are loaded: widens the router bias to F32.
   void prepare(Backend& backend);
   // x: normed input [T, hidden]; out: [T, hidden].
   void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
@@ -60,13 +59,13 @@ class MoeBlock {
  private:
   void declare_per_expert(WeightPlan& plan, const std::string& block);
   void declare_fused_mxfp4(WeightPlan& plan, const std::string& block);
+  MoeExpertWeights expert_weights() const;
 
   MoeOptions options_;
   int64_t n_experts_ = 0, hidden_ = 0, inter_ = 0;
   Tensor router_, router_bias_, correction_bias_;
   Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // [E * 2I, H], [E, 2I], [E * H, I], [E, H]
-  Tensor gate_up_blocks_, gate_up_scales_, down_blocks_, down_scales_;  // kFusedMxfp4
-  Buffer decoded_[2];       // gate_up_ and down_ decoded from MXFP4
+  Tensor gate_up_scales_, down_scales_;  // kFusedMxfp4; gate_up_ and down_ hold the blocks
   Buffer router_bias_f32_;  // router_bias_ widened to F32 (the router's logits are F32)
   GatedMlp shared_;
 };

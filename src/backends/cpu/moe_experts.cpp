@@ -38,26 +38,46 @@ Tensor expert_slice(const Tensor& stacked, int64_t e) {
                            : one.reshape({stacked.size(1), stacked.size(2)});
 }
 
+// Expert `e`'s [rows, cols] matrix as `linear` takes it: the stored slice, or for MXFP4 the
+// slice decoded into `decoded`.
+Tensor expert_matrix(const Tensor& stacked, const Tensor& scales, int64_t e,
+                     std::vector<float>& decoded) {
+  if (!scales.defined()) return expert_slice(stacked, e);
+  const int64_t rows = stacked.size(1), cols = stacked.size(2) * 2;
+  decoded.resize(rows * cols);
+  decode_mxfp4_rows(stacked.ptr<uint8_t>() + e * rows * cols / 2,
+                    scales.ptr<uint8_t>() + e * rows * cols / 32, rows, cols, decoded.data());
+  return Tensor::view_of(decoded.data(), DType::F32, {rows, cols});
+}
+
 }  // namespace
 
 void CpuBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
                              const MoeExpertWeights& weights, const MoeExpertParams& params,
                              const Tensor& /*workspace*/, const Tensor& out) {
   const int64_t n_tokens = x.size(0), hidden = x.size(1), k = topk_ids.size(-1);
-  const int64_t n_experts = weights.gate_up.size(0), inter = weights.down.size(2);
+  const int64_t n_experts = weights.n_experts(), inter = weights.inter();
   HADRON_CHECK(x.dtype == DType::F32 && out.dtype == DType::F32 && out.numel() == x.numel() &&
                    topk_ids.numel() == n_tokens * k && topk_weights.numel() == n_tokens * k &&
                    weights.gate_up.ndim == 3 && weights.gate_up.size(1) == 2 * inter &&
-                   weights.gate_up.size(2) == hidden && weights.down.ndim == 3 &&
+                   weights.hidden() == hidden && weights.down.ndim == 3 &&
                    weights.down.size(0) == n_experts && weights.down.size(1) == hidden,
                "moe_experts x {} ids {} gate_up {} down {} out {}", x.describe(),
                topk_ids.describe(), weights.gate_up.describe(), weights.down.describe(),
                out.describe());
+  if (weights.mxfp4())
+    HADRON_CHECK(weights.gate_up.dtype == DType::U8 && weights.down.dtype == DType::U8 &&
+                     weights.down_scales.defined() && hidden % 32 == 0 && inter % 32 == 0 &&
+                     weights.gate_up_scales.numel() == n_experts * 2 * inter * hidden / 32 &&
+                     weights.down_scales.numel() == n_experts * hidden * inter / 32,
+                 "moe_experts MXFP4 gate_up {} scales {} down {} scales {}",
+                 weights.gate_up.describe(), weights.gate_up_scales.describe(),
+                 weights.down.describe(), weights.down_scales.describe());
   float* dst = out.ptr<float>();
   if (!params.accumulate) std::fill(dst, dst + n_tokens * hidden, 0.0f);
   const int32_t* ids = topk_ids.ptr<int32_t>();
   std::vector<int64_t> rows;  // flat (token, slot) indices routed to the current expert
-  std::vector<float> xs, gate_up, activated, ys;
+  std::vector<float> xs, gate_up, activated, ys, gate_up_decoded, down_decoded;
   for (int64_t e = 0; e < n_experts; ++e) {
     rows.clear();
     for (int64_t r = 0; r < n_tokens * k; ++r) {
@@ -70,12 +90,14 @@ void CpuBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tens
     ys.resize(n * hidden);
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(&xs[i * hidden], x.ptr<float>() + rows[i] / k * hidden, hidden * sizeof(float));
-    linear(Tensor::view_of(xs.data(), DType::F32, {n, hidden}), expert_slice(weights.gate_up, e),
+    linear(Tensor::view_of(xs.data(), DType::F32, {n, hidden}),
+           expert_matrix(weights.gate_up, weights.gate_up_scales, e, gate_up_decoded),
            expert_slice(weights.gate_up_bias, e),
            Tensor::view_of(gate_up.data(), DType::F32, {n, 2 * inter}));
     for (int64_t i = 0; i < n; ++i)
       activate(&gate_up[i * 2 * inter], inter, params, &activated[i * inter]);
-    linear(Tensor::view_of(activated.data(), DType::F32, {n, inter}), expert_slice(weights.down, e),
+    linear(Tensor::view_of(activated.data(), DType::F32, {n, inter}),
+           expert_matrix(weights.down, weights.down_scales, e, down_decoded),
            expert_slice(weights.down_bias, e), Tensor::view_of(ys.data(), DType::F32, {n, hidden}));
     for (int64_t i = 0; i < n; ++i) {
       const float w = topk_weights.ptr<float>()[rows[i]];

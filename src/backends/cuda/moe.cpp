@@ -51,6 +51,43 @@ size_t CudaBackend::moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t
   return moe_workspace_layout(nullptr, n_tokens * top_k, n_experts, hidden, inter, nullptr);
 }
 
+namespace {
+
+// Checks the expert weights against hidden, inter and n_experts: bf16 [E, 2I, H] and
+// [E, H, I], or MXFP4 blocks and scales (ops/moe.h).
+void check_expert_weights(const MoeExpertWeights& w, int64_t n_experts, int64_t hidden,
+                          int64_t inter) {
+  const DType dtype = w.mxfp4() ? DType::U8 : DType::BF16;
+  check_tensor(w.gate_up, dtype, "moe_experts gate_up");
+  check_tensor(w.down, dtype, "moe_experts down");
+  HADRON_CHECK(w.gate_up.ndim == 3 && w.gate_up.size(1) == 2 * inter && w.down.ndim == 3 &&
+                   w.down.size(0) == n_experts && w.down.size(1) == hidden,
+               "moe_experts gate_up {} down {} for hidden {}, intermediate {}",
+               w.gate_up.describe(), w.down.describe(), hidden, inter);
+  if (w.mxfp4()) {
+    check_tensor(w.gate_up_scales, DType::U8, "moe_experts gate_up_scales");
+    check_tensor(w.down_scales, DType::U8, "moe_experts down_scales");
+    HADRON_CHECK(hidden % 32 == 0 && inter % 32 == 0 &&
+                     w.gate_up_scales.numel() == n_experts * 2 * inter * hidden / 32 &&
+                     w.down_scales.numel() == n_experts * hidden * inter / 32,
+                 "moe_experts MXFP4 scales {} and {} for {} experts, hidden {}, intermediate {} "
+                 "(both multiples of 32)",
+                 w.gate_up_scales.describe(), w.down_scales.describe(), n_experts, hidden, inter);
+  }
+  if (w.gate_up_bias.defined()) {
+    check_tensor(w.gate_up_bias, DType::BF16, "moe_experts gate_up_bias");
+    HADRON_CHECK(w.gate_up_bias.numel() == n_experts * 2 * inter, "gate_up bias {}",
+                 w.gate_up_bias.describe());
+  }
+  if (w.down_bias.defined()) {
+    check_tensor(w.down_bias, DType::BF16, "moe_experts down_bias");
+    HADRON_CHECK(w.down_bias.numel() == n_experts * hidden, "down bias {}",
+                 w.down_bias.describe());
+  }
+}
+
+}  // namespace
+
 void CudaBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
                               const MoeExpertWeights& weights, const MoeExpertParams& params,
                               const Tensor& workspace, const Tensor& out) {
@@ -58,35 +95,24 @@ void CudaBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Ten
   check_tensor(out, DType::BF16, "moe_experts out");
   check_tensor(topk_ids, DType::I32, "moe_experts topk_ids");
   check_tensor(topk_weights, DType::F32, "moe_experts topk_weights");
-  check_tensor(weights.gate_up, DType::BF16, "moe_experts gate_up");
-  check_tensor(weights.down, DType::BF16, "moe_experts down");
   const int64_t n_tokens = x.size(0), hidden = x.size(1), k = topk_ids.size(-1);
-  const int64_t n_experts = weights.gate_up.size(0), inter = weights.down.size(2);
+  const int64_t n_experts = weights.n_experts(), inter = weights.inter();
   HADRON_CHECK(x.ndim == 2 && out.numel() == x.numel() && topk_ids.numel() == n_tokens * k &&
-                   topk_weights.numel() == n_tokens * k && weights.gate_up.ndim == 3 &&
-                   weights.gate_up.size(1) == 2 * inter && weights.gate_up.size(2) == hidden &&
-                   weights.down.ndim == 3 && weights.down.size(0) == n_experts &&
-                   weights.down.size(1) == hidden && hidden % 8 == 0 && inter % 8 == 0 &&
-                   n_experts <= kMoeMaxExperts,
-               "moe_experts x {} ids {} gate_up {} down {} out {} (hidden and intermediate "
-               "sizes must be multiples of 8, at most {} experts)",
-               x.describe(), topk_ids.describe(), weights.gate_up.describe(),
-               weights.down.describe(), out.describe(), kMoeMaxExperts);
-  if (weights.gate_up_bias.defined()) {
-    check_tensor(weights.gate_up_bias, DType::BF16, "moe_experts gate_up_bias");
-    HADRON_CHECK(weights.gate_up_bias.numel() == n_experts * 2 * inter, "gate_up bias {}",
-                 weights.gate_up_bias.describe());
-  }
-  if (weights.down_bias.defined()) {
-    check_tensor(weights.down_bias, DType::BF16, "moe_experts down_bias");
-    HADRON_CHECK(weights.down_bias.numel() == n_experts * hidden, "down bias {}",
-                 weights.down_bias.describe());
-  }
+                   topk_weights.numel() == n_tokens * k && k <= 32 && weights.hidden() == hidden &&
+                   hidden % 8 == 0 && inter % 8 == 0 && n_experts <= kMoeMaxExperts,
+               "moe_experts x {} ids {} gate_up {} out {} (top-k up to 32; hidden and "
+               "intermediate sizes must be multiples of 8, at most {} experts)",
+               x.describe(), topk_ids.describe(), weights.gate_up.describe(), out.describe(),
+               kMoeMaxExperts);
+  check_expert_weights(weights, n_experts, hidden, inter);
   const size_t needed = moe_workspace_bytes(n_tokens, k, n_experts, hidden, inter);
   HADRON_CHECK(on_gpu(workspace) && workspace.nbytes() >= needed,
                "moe_experts workspace {} (needs {} bytes)", workspace.describe(), needed);
   MoeWorkspace pieces;
   moe_workspace_layout(workspace.data, n_tokens * k, n_experts, hidden, inter, &pieces);
+  const auto scales = [](const Tensor& t) -> const uint8_t* {
+    return t.defined() ? t.ptr<uint8_t>() : nullptr;
+  };
   const MoeExpertsArgs args{x.data,
                             topk_ids.ptr<int32_t>(),
                             topk_weights.ptr<float>(),
@@ -94,6 +120,8 @@ void CudaBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Ten
                             weights.gate_up_bias.data,
                             weights.down.data,
                             weights.down_bias.data,
+                            scales(weights.gate_up_scales),
+                            scales(weights.down_scales),
                             out.data,
                             n_tokens,
                             hidden,

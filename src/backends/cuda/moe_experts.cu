@@ -1,9 +1,15 @@
-// MoE expert computation: sort (token, slot) pairs by expert on the device, then one grouped
-// pass per projection whose blocks each own some rows of one active expert's weight matrix
-// and apply them to all of that expert's tokens (so each expert's weights are read once per
-// step), then a per-token combine in slot order (deterministic: no atomics on outputs).
-// No host synchronisation: usable inside CUDA graphs.
+// MoE expert computation over bf16 or MXFP4 weights (MXFP4 decoded in registers).
+// Small batches (decode): gate_up + activation for every routed (token, slot) pair in one
+// kernel, whose blocks each own some rows of one expert and apply them to all of that
+// expert's tokens; then down + weighted combine in one kernel, whose blocks each own some
+// output columns of every token. Larger batches: sort the pairs by expert on the device, one
+// grouped pass per projection, then a per-token combine. Outputs are summed in slot order
+// (deterministic: no atomics on outputs); no host synchronisation, so usable in CUDA graphs.
+// Kernels follow launch.cuh's contract: pdl_wait() first, as the inputs are activations.
+#include <cuda_fp16.h>
+
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/moe_kernels.h"
 #include "backends/cuda/vec.cuh"
 
@@ -11,13 +17,263 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kAlignThreads = 1024;
-constexpr int kWarps = 8;   // output rows per block in the grouped products
-constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane
-constexpr int kTokens = 4;  // tokens sharing each weight load
+constexpr int kWarps = 8;     // warps per block in the expert products
+constexpr int kTokens = 4;    // tokens sharing each weight load
+constexpr int kDownRows = 8;  // output columns per block of the small-batch down kernel
+constexpr int kMaxPairs = kMoeSmallMaxTokens * 32;  // top-k <= 32
+static_assert(kMoeSmallMaxTokens <= kTokens);
+
+// One weight row as 16-byte chunks: 8 bf16, or 32 MXFP4 values with one scale byte each.
+struct WeightRow {
+  const uint4* chunks;
+  const uint8_t* scales;  // MXFP4 only
+};
+
+template <bool kMxfp4>
+constexpr int kChunkValues = kMxfp4 ? 32 : 8;
+
+// Row `row` of a stacked [rows, k] weight matrix.
+template <bool kMxfp4>
+__device__ __forceinline__ WeightRow weight_row(const void* base, const uint8_t* scales,
+                                                int64_t row, int64_t k) {
+  if constexpr (kMxfp4)
+    return {reinterpret_cast<const uint4*>(static_cast<const uint8_t*>(base) + row * (k / 2)),
+            scales + row * (k / 32)};
+  else
+    return {reinterpret_cast<const uint4*>(static_cast<const bf16*>(base) + row * k), nullptr};
+}
+
+// Weights are read once per step: stream them past L1.
+__device__ __forceinline__ uint4 load_weights(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode_chunk's values lack.
+__device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
+  return scale <= 240 ? __int_as_float((scale + 14) << 23)
+                      : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
+}
+
+// Values 8 * v .. 8 * v + 7 of a chunk. MXFP4: each e2m1 code (sign, 2 exponent bits, 1
+// mantissa bit) placed in an fp16's sign, low exponent and top mantissa bits is its value
+// * 2^-14, zero and 0.5 included (fp16 subnormals), so two codes become a half2 with two
+// shifts and masks.
+template <bool kMxfp4>
+__device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[8]) {
+  if constexpr (!kMxfp4) {
+    to_f32(reinterpret_cast<const Bf16x8&>(chunk), out);
+  } else {
+    const uint32_t word = v == 0 ? chunk.x : v == 1 ? chunk.y : v == 2 ? chunk.z : chunk.w;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {  // codes i and i + 4 of the word (the low nibble first)
+      const uint32_t t = word >> (4 * i);
+      const uint32_t bits = ((t << 9) & 0x0E000E00u) | ((t << 12) & 0x80008000u);
+      __half2_raw raw;
+      raw.x = static_cast<unsigned short>(bits & 0xFFFFu);
+      raw.y = static_cast<unsigned short>(bits >> 16);
+      const float2 f = __half22float2(__half2(raw));
+      out[i] = f.x;
+      out[i + 4] = f.y;
+    }
+  }
+}
+
+// acc[m][r] += dot(rows[r], x[m]) over k values (a multiple of the chunk) for n_m <= kMaxM
+// tokens: lane-strided chunks, kUnroll * kRows 16-byte weight loads in flight per lane, then
+// warp-summed (every lane holds the sums).
+template <bool kMxfp4, int kRows, int kMaxM>
+__device__ __forceinline__ void dot_rows(const WeightRow (&rows)[kRows],
+                                         const bf16* const (&x)[kMaxM], int n_m, int64_t k,
+                                         int lane, float (&acc)[kMaxM][kRows]) {
+  constexpr int kValues = kChunkValues<kMxfp4>;
+  constexpr int kUnroll = kRows >= 8 ? 1 : 8 / kRows;
+  const int64_t n_chunks = k / kValues;
+  for (int64_t base = lane; base < n_chunks; base += 32 * kUnroll) {
+    uint4 wv[kUnroll][kRows];
+    float scale[kUnroll][kRows];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (base + u * 32 < n_chunks) {
+          wv[u][r] = load_weights(rows[r].chunks + base + u * 32);
+          if constexpr (kMxfp4) scale[u][r] = mxfp4_scale(rows[r].scales[base + u * 32]);
+        }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t c = base + u * 32;
+      if (c >= n_chunks) break;
+      float part[kMaxM][kRows] = {};
+#pragma unroll
+      for (int v = 0; v < kValues / 8; ++v) {
+        float w[kRows][8];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) decode8<kMxfp4>(wv[u][r], v, w[r]);
+#pragma unroll
+        for (int m = 0; m < kMaxM; ++m) {
+          if (m >= n_m) break;
+          float xf[8];
+          to_f32(load8(x[m] + c * kValues + v * 8), xf);
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) part[m][r] += w[r][i] * xf[i];
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < kMaxM; ++m)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          if constexpr (kMxfp4)
+            acc[m][r] += part[m][r] * scale[u][r];
+          else
+            acc[m][r] += part[m][r];
+        }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kMaxM; ++m)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[m][r] = warp_sum(acc[m][r]);
+}
+
+__device__ __forceinline__ float activate(const MoeExpertsArgs& a, float gate, float up) {
+  if (!a.interleaved_clamped) return gate / (1.0f + expf(-gate)) * up;
+  gate = fminf(gate, a.swiglu_limit);
+  up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
+  return (up + 1.0f) * gate / (1.0f + expf(-a.swiglu_alpha * gate));
+}
+
+__device__ __forceinline__ float bias_at(const void* bias, int64_t i) {
+  return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const bf16*>(bias)[i]);
+}
+
+__device__ __forceinline__ bool valid_expert(const MoeExpertsArgs& a, int e) {
+  return e >= 0 && e < a.n_experts;
+}
+
+// Intermediate row i of expert e: its gate and up weight rows and biases.
+struct GateUpRows {
+  WeightRow rows[2];
+  float gate_bias, up_bias;
+};
+
+template <bool kMxfp4>
+__device__ __forceinline__ GateUpRows gate_up_rows(const MoeExpertsArgs& a, int e, int64_t i) {
+  const int64_t gate_idx = e * 2 * a.inter + (a.interleaved_clamped ? 2 * i : i);
+  const int64_t up_idx = e * 2 * a.inter + (a.interleaved_clamped ? 2 * i + 1 : a.inter + i);
+  return {{weight_row<kMxfp4>(a.gate_up, a.gate_up_scales, gate_idx, a.hidden),
+           weight_row<kMxfp4>(a.gate_up, a.gate_up_scales, up_idx, a.hidden)},
+          bias_at(a.gate_up_bias, gate_idx),
+          bias_at(a.gate_up_bias, up_idx)};
+}
+
+// activated[rows[m], i] = act(gate . x[m] + b, up . x[m] + b) for n_m <= kTokens tokens.
+template <bool kMxfp4>
+__device__ __forceinline__ void gate_up_tokens(const MoeExpertsArgs& a, const GateUpRows& g,
+                                               const bf16* const (&x)[kTokens],
+                                               const int (&rows)[kTokens], int n_m, int64_t i,
+                                               int lane, bf16* activated) {
+  float acc[kTokens][2] = {};
+  dot_rows<kMxfp4, 2, kTokens>(g.rows, x, n_m, a.hidden, lane, acc);
+  if (lane < n_m)  // lane m writes token m (registers indexed by a constant)
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m)
+      if (m == lane)
+        activated[rows[m] * a.inter + i] =
+            __float2bfloat16(activate(a, acc[m][0] + g.gate_bias, acc[m][1] + g.up_bias));
+}
+
+// ---- Small batches: pairs in routing order, activated [n_pairs, inter] ----
+
+// Block (x, p): intermediate rows x * kWarps.. of pair p's expert, for every pair routed to
+// that expert; only the expert's first pair's blocks run (the others exit at once).
+template <bool kMxfp4>
+__global__ void __launch_bounds__(kWarps * 32, 2)
+    moe_small_gate_up_kernel(MoeExpertsArgs a, bf16* activated) {
+  pdl_wait();
+  pdl_launch_dependents();
+  const int n_pairs = static_cast<int>(a.n_tokens) * a.top_k, p = blockIdx.y;
+  const int e = a.topk_ids[p];
+  if (!valid_expert(a, e)) return;
+  for (int q = 0; q < p; ++q)
+    if (a.topk_ids[q] == e) return;
+  const int lane = threadIdx.x % 32;
+  const int64_t i = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
+  if (i >= a.inter) return;
+  const GateUpRows g = gate_up_rows<kMxfp4>(a, e, i);
+  const bf16* x[kTokens];
+  int rows[kTokens];
+  int n_m = 0;
+  for (int q = p; q < n_pairs; ++q) {
+    if (a.topk_ids[q] != e) continue;
+    rows[n_m] = q;
+    x[n_m] = static_cast<const bf16*>(a.x) + int64_t{q / a.top_k} * a.hidden;
+    if (++n_m == kTokens) {
+      for (int m = n_m; m < kTokens; ++m) x[m] = x[0], rows[m] = rows[0];
+      gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
+      n_m = 0;
+    }
+  }
+  if (n_m > 0) {
+    for (int m = n_m; m < kTokens; ++m) x[m] = x[0], rows[m] = rows[0];
+    gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
+  }
+}
+
+// Block b: output columns h0 = b * kDownRows.. of every token. Warp w computes
+// down_h . activated[p] + b for pairs p = w, w + kWarps, ..; then each thread sums one
+// (token, column) over the token's slots in order.
+template <bool kMxfp4>
+__global__ void __launch_bounds__(kWarps * 32)
+    moe_small_down_kernel(MoeExpertsArgs a, const bf16* activated) {
+  __shared__ float results[kMaxPairs][kDownRows];
+  pdl_wait();
+  pdl_launch_dependents();
+  const int n_pairs = static_cast<int>(a.n_tokens) * a.top_k;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t h0 = blockIdx.x * int64_t{kDownRows};
+  for (int p = warp; p < n_pairs; p += kWarps) {
+    const int e = a.topk_ids[p];
+    if (!valid_expert(a, e)) continue;  // skipped by the sum below too
+    WeightRow rows[kDownRows];
+#pragma unroll
+    for (int r = 0; r < kDownRows; ++r)
+      rows[r] = weight_row<kMxfp4>(a.down, a.down_scales,
+                                   e * a.hidden + min(h0 + r, a.hidden - 1), a.inter);
+    const bf16* const x[1] = {activated + int64_t{p} * a.inter};
+    float acc[1][kDownRows] = {};
+    dot_rows<kMxfp4, kDownRows, 1>(rows, x, 1, a.inter, lane, acc);
+#pragma unroll
+    for (int r = 0; r < kDownRows; ++r)
+      if (r == lane && h0 + r < a.hidden)
+        results[p][r] = acc[0][r] + bias_at(a.down_bias, e * a.hidden + h0 + r);
+  }
+  __syncthreads();
+  auto* out = static_cast<bf16*>(a.out);
+  for (int idx = threadIdx.x; idx < a.n_tokens * kDownRows; idx += blockDim.x) {
+    const int t = idx / kDownRows, r = idx % kDownRows;
+    const int64_t h = h0 + r;
+    if (h >= a.hidden) continue;
+    float sum = a.accumulate ? __bfloat162float(out[t * a.hidden + h]) : 0.0f;
+    for (int j = 0; j < a.top_k; ++j) {
+      const int p = t * a.top_k + j;
+      if (valid_expert(a, a.topk_ids[p])) sum += a.topk_weights[p] * results[p][r];
+    }
+    out[t * a.hidden + h] = __float2bfloat16(sum);
+  }
+}
+
+// ---- Larger batches: pairs sorted by expert (MoeWorkspace) ----
 
 __global__ void __launch_bounds__(kAlignThreads)
     moe_align_kernel(const int32_t* ids, int n_pairs, int n_experts, MoeWorkspace w) {
   extern __shared__ int shared[];
+  pdl_wait();
   int* count = shared;
   int* cursor = shared + n_experts;
   for (int e = threadIdx.x; e < n_experts; e += blockDim.x) count[e] = 0;
@@ -44,95 +300,39 @@ __global__ void __launch_bounds__(kAlignThreads)
   }
 }
 
-// acc[m][r] += dot(rows[r], x[m]) over k (a multiple of 8) for n_m <= kTokens tokens.
-template <int kRows>
-__device__ __forceinline__ void dot_rows(const bf16* const (&rows)[kRows],
-                                         const bf16* const (&x)[kTokens], int n_m, int64_t k,
-                                         int lane, float (&acc)[kTokens][kRows]) {
-  const int64_t n_vec = k / 8;
-  for (int64_t base = lane; base < n_vec; base += 32 * kUnroll) {
-    Bf16x8 wv[kUnroll][kRows];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        if (base + u * 32 < n_vec) wv[u][r] = load8(rows[r] + (base + u * 32) * 8);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t c = base + u * 32;
-      if (c >= n_vec) break;
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m) {
-        if (m >= n_m) break;
-        float xf[8];
-        to_f32(load8(x[m] + c * 8), xf);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          float wf[8];
-          to_f32(wv[u][r], wf);
-#pragma unroll
-          for (int i = 0; i < 8; ++i) acc[m][r] += wf[i] * xf[i];
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < kTokens; ++m)
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[m][r] = warp_sum(acc[m][r]);
-}
-
-__device__ __forceinline__ float activate(const MoeExpertsArgs& a, float gate, float up) {
-  if (!a.interleaved_clamped) return gate / (1.0f + expf(-gate)) * up;
-  gate = fminf(gate, a.swiglu_limit);
-  up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
-  return (up + 1.0f) * gate / (1.0f + expf(-a.swiglu_alpha * gate));
-}
-
-__device__ __forceinline__ float bias_at(const void* bias, int64_t i) {
-  return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const bf16*>(bias)[i]);
-}
-
 // activated[row, i] = act(gate_i . x + b, up_i . x + b) for the rows of one active expert.
+template <bool kMxfp4>
 __global__ void __launch_bounds__(kWarps * 32)
     moe_gate_up_kernel(MoeExpertsArgs a, MoeWorkspace w) {
+  pdl_wait();
   if (blockIdx.y >= w.active[a.n_experts]) return;
   const int e = w.active[blockIdx.y], lane = threadIdx.x % 32;
   const int64_t i = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
   if (i >= a.inter) return;
-  const int64_t gate_idx = a.interleaved_clamped ? 2 * i : i;
-  const int64_t up_idx = a.interleaved_clamped ? 2 * i + 1 : a.inter + i;
-  const auto* weights = static_cast<const bf16*>(a.gate_up) + e * 2 * a.inter * a.hidden;
-  const bf16* const rows[2] = {weights + gate_idx * a.hidden, weights + up_idx * a.hidden};
-  const float gate_bias = bias_at(a.gate_up_bias, e * 2 * a.inter + gate_idx);
-  const float up_bias = bias_at(a.gate_up_bias, e * 2 * a.inter + up_idx);
+  const GateUpRows g = gate_up_rows<kMxfp4>(a, e, i);
   const int begin = w.offsets[e], end = w.offsets[e + 1];
-  auto* activated = static_cast<bf16*>(w.activated);
   for (int m0 = begin; m0 < end; m0 += kTokens) {
     const int n_m = min(kTokens, end - m0);
     const bf16* x[kTokens];
+    int rows[kTokens];
 #pragma unroll
-    for (int m = 0; m < kTokens; ++m)
-      x[m] = static_cast<const bf16*>(a.x) +
-             int64_t{w.sorted_pairs[m0 + min(m, n_m - 1)] / a.top_k} * a.hidden;
-    float acc[kTokens][2] = {};
-    dot_rows<2>(rows, x, n_m, a.hidden, lane, acc);
-    if (lane < n_m)  // lane m writes token m (registers indexed by a constant)
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m)
-        if (m == lane)
-          activated[(m0 + m) * a.inter + i] =
-              __float2bfloat16(activate(a, acc[m][0] + gate_bias, acc[m][1] + up_bias));
+    for (int m = 0; m < kTokens; ++m) {
+      rows[m] = m0 + min(m, n_m - 1);
+      x[m] = static_cast<const bf16*>(a.x) + int64_t{w.sorted_pairs[rows[m]] / a.top_k} * a.hidden;
+    }
+    gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, static_cast<bf16*>(w.activated));
   }
 }
 
 // expert_out[row, h] = down_h . activated[row] + b for the rows of one active expert.
+template <bool kMxfp4>
 __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeExpertsArgs a, MoeWorkspace w) {
+  pdl_wait();
   if (blockIdx.y >= w.active[a.n_experts]) return;
   const int e = w.active[blockIdx.y], lane = threadIdx.x % 32;
   const int64_t h = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
   if (h >= a.hidden) return;
-  const bf16* const rows[1] = {static_cast<const bf16*>(a.down) + (e * a.hidden + h) * a.inter};
+  const WeightRow rows[1] = {weight_row<kMxfp4>(a.down, a.down_scales, e * a.hidden + h, a.inter)};
   const float bias = bias_at(a.down_bias, e * a.hidden + h);
   const int begin = w.offsets[e], end = w.offsets[e + 1];
   auto* expert_out = static_cast<bf16*>(w.expert_out);
@@ -143,7 +343,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeExpertsArgs a,
     for (int m = 0; m < kTokens; ++m)
       x[m] = static_cast<const bf16*>(w.activated) + int64_t{m0 + min(m, n_m - 1)} * a.inter;
     float acc[kTokens][1] = {};
-    dot_rows<1>(rows, x, n_m, a.inter, lane, acc);
+    dot_rows<kMxfp4, 1, kTokens>(rows, x, n_m, a.inter, lane, acc);
     if (lane < n_m)
 #pragma unroll
       for (int m = 0; m < kTokens; ++m)
@@ -153,6 +353,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeExpertsArgs a,
 
 // out[t] (+)= sum_j topk_weights[t, j] * expert_out[pair_rows[t * k + j]], 8 columns a thread.
 __global__ void moe_combine_kernel(MoeExpertsArgs a, MoeWorkspace w) {
+  pdl_wait();
   const int64_t t = blockIdx.x;
   auto* out = static_cast<bf16*>(a.out) + t * a.hidden;
   const auto* expert_out = static_cast<const bf16*>(w.expert_out);
@@ -161,7 +362,7 @@ __global__ void moe_combine_kernel(MoeExpertsArgs a, MoeWorkspace w) {
     if (a.accumulate) to_f32(load8(out + c), sum);
     for (int j = 0; j < a.top_k; ++j) {
       const int64_t p = t * a.top_k + j;
-      if (a.topk_ids[p] < 0 || a.topk_ids[p] >= a.n_experts) continue;
+      if (!valid_expert(a, a.topk_ids[p])) continue;
       float y[8];
       to_f32(load8(expert_out + int64_t{w.pair_rows[p]} * a.hidden + c), y);
       const float weight = a.topk_weights[p];
@@ -173,6 +374,45 @@ __global__ void moe_combine_kernel(MoeExpertsArgs a, MoeWorkspace w) {
 }
 
 size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+template <bool kMxfp4>
+void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                  cudaStream_t stream) {
+  auto* activated = static_cast<bf16*>(workspace.activated);
+  const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
+                          static_cast<unsigned>(args.n_tokens * args.top_k));
+  launch_pdl(moe_small_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
+             activated);
+  launch_pdl(moe_small_down_kernel<kMxfp4>, static_cast<unsigned>(ceil_div(args.hidden, kDownRows)),
+             kWarps * 32, 0, stream, args, activated);
+}
+
+template <bool kMxfp4>
+void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                   cudaStream_t stream) {
+  const int64_t n_pairs = args.n_tokens * args.top_k;
+  const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
+  launch_pdl(moe_align_kernel, 1, kAlignThreads, align_shared, stream, args.topk_ids,
+             static_cast<int>(n_pairs), args.n_experts, workspace);
+  // At most min(E, pairs) experts are active; blocks past the active count exit at once.
+  const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
+  const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
+  launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args, workspace);
+  const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
+  launch_pdl(moe_down_kernel<kMxfp4>, down_grid, kWarps * 32, 0, stream, args, workspace);
+  const int combine_threads = static_cast<int>(std::min<int64_t>(256, ceil_div(args.hidden, 8)));
+  launch_pdl(moe_combine_kernel, static_cast<unsigned>(args.n_tokens), combine_threads, 0, stream,
+             args, workspace);
+}
+
+template <bool kMxfp4>
+void launch_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                    cudaStream_t stream) {
+  if (args.n_tokens <= kMoeSmallMaxTokens)
+    launch_small<kMxfp4>(args, workspace, stream);
+  else
+    launch_sorted<kMxfp4>(args, workspace, stream);
+}
 
 }  // namespace
 
@@ -200,23 +440,10 @@ size_t moe_workspace_layout(void* base, int64_t n_pairs, int64_t n_experts, int6
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream) {
   if (args.n_tokens == 0) return;
-  const int64_t n_pairs = args.n_tokens * args.top_k;
-  const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
-  moe_align_kernel<<<1, kAlignThreads, align_shared, stream>>>(
-      args.topk_ids, static_cast<int>(n_pairs), args.n_experts, workspace);
-  CUDA_CHECK_LAUNCH();
-  // At most min(E, pairs) experts are active; blocks past the active count exit at once.
-  const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
-  const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
-  moe_gate_up_kernel<<<gate_up_grid, kWarps * 32, 0, stream>>>(args, workspace);
-  CUDA_CHECK_LAUNCH();
-  const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
-  moe_down_kernel<<<down_grid, kWarps * 32, 0, stream>>>(args, workspace);
-  CUDA_CHECK_LAUNCH();
-  const int combine_threads = static_cast<int>(std::min<int64_t>(256, ceil_div(args.hidden, 8)));
-  moe_combine_kernel<<<static_cast<unsigned>(args.n_tokens), combine_threads, 0, stream>>>(
-      args, workspace);
-  CUDA_CHECK_LAUNCH();
+  if (args.gate_up_scales != nullptr)
+    launch_experts<true>(args, workspace, stream);
+  else
+    launch_experts<false>(args, workspace, stream);
 }
 
 }  // namespace hadron::cuda

@@ -39,23 +39,31 @@ struct MoeWorkspace {
 size_t moe_workspace_layout(void* base, int64_t n_pairs, int64_t n_experts, int64_t hidden,
                             int64_t inter, MoeWorkspace* out);
 
+// Expert weights are bf16, or MXFP4 when the scales are given (ops/moe.h: each row is blocks
+// of 16 bytes holding 32 e2m1 codes, one e8m0 scale byte per block).
 struct MoeExpertsArgs {
-  const void* x;              // [n_tokens, hidden]
-  const int32_t* topk_ids;    // [n_tokens, top_k]
-  const float* topk_weights;  // [n_tokens, top_k]
-  const void* gate_up;        // [n_experts, 2 inter, hidden]
-  const void* gate_up_bias;   // [n_experts, 2 inter] or null
-  const void* down;           // [n_experts, hidden, inter]
-  const void* down_bias;      // [n_experts, hidden] or null
-  void* out;                  // [n_tokens, hidden]
+  const void* x;                  // [n_tokens, hidden]
+  const int32_t* topk_ids;        // [n_tokens, top_k]
+  const float* topk_weights;      // [n_tokens, top_k]
+  const void* gate_up;            // [n_experts, 2 inter, hidden]; MXFP4: bytes [.., hidden / 2]
+  const void* gate_up_bias;       // [n_experts, 2 inter] or null
+  const void* down;               // [n_experts, hidden, inter]; MXFP4: bytes [.., inter / 2]
+  const void* down_bias;          // [n_experts, hidden] or null
+  const uint8_t* gate_up_scales;  // MXFP4: [n_experts, 2 inter, hidden / 32]; else null
+  const uint8_t* down_scales;     // MXFP4: [n_experts, hidden, inter / 32]; else null
+  void* out;                      // [n_tokens, hidden]
   int64_t n_tokens, hidden, inter;
   int n_experts, top_k;
   bool interleaved_clamped;  // gpt-oss activation, else SwiGLU on [gate | up]
   float swiglu_limit, swiglu_alpha;
   bool accumulate;
 };
-// Sorts the (token, slot) pairs by expert, runs each expert's gate_up and down products over
-// its rows (weights read once per expert), and combines the rows per token in slot order.
+// Up to kMoeSmallMaxTokens tokens (decode): one kernel for gate_up and the activation over
+// every routed expert, one for down and the weighted combine. More tokens: sorts the
+// (token, slot) pairs by expert, runs each expert's gate_up and down products over its rows,
+// and combines the rows per token in slot order. Either way each expert's weights are read
+// once per step and each output is summed in slot order (deterministic).
+inline constexpr int kMoeSmallMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
 

@@ -1,9 +1,11 @@
 // MoE routing: one warp per token. Scores and selection scores live in shared memory; group
 // masking and the top-k are warp arg-max rounds (ties go to the lower expert index, as the
-// CPU reference's stable sort).
+// CPU reference's stable sort). Launched as launch.cuh says (pdl_wait() first: the logits are
+// activations).
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/moe_kernels.h"
 #include "backends/cuda/vec.cuh"
 
@@ -77,6 +79,7 @@ __device__ void mask_groups(const MoeRouteArgs& a, float* choice, int lane) {
 
 __global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) {
   extern __shared__ float shared[];
+  pdl_wait();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t t = blockIdx.x * int64_t{kWarps} + warp;
   if (t >= a.n_tokens) return;
@@ -114,8 +117,8 @@ void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream) {
   if (shared_bytes > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(moe_route_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared_bytes)));
-  moe_route_kernel<<<ceil_div(args.n_tokens, kWarps), kWarps * 32, shared_bytes, stream>>>(args);
-  CUDA_CHECK_LAUNCH();
+  launch_pdl(moe_route_kernel, static_cast<unsigned>(ceil_div(args.n_tokens, kWarps)), kWarps * 32,
+             shared_bytes, stream, args);
 }
 
 }  // namespace hadron::cuda
