@@ -1,6 +1,7 @@
 // CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias.
 #include <cuda_runtime.h>
 
+#include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "op_test_util.h"
 
@@ -45,7 +46,8 @@ TEST_F(LinearTest, GemvMatchesCpu) {
   for (const int64_t m : {1, 2, 5, 8})
     for (const auto& [n, k, bias, out_dtype] :
          {std::tuple{4096, 4096, false, DType::BF16}, {1000, 136, true, DType::F32},
-          {777, 12288, true, DType::BF16}}) {
+          {777, 12288, true, DType::BF16}, {40000, 264, true, DType::F32},
+          {3, 8, false, DType::BF16}}) {
       SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
       std::vector<float> x = random_floats(m * k), w = random_floats(n * k, 0.05f),
                          b = random_floats(n);
@@ -61,6 +63,80 @@ TEST_F(LinearTest, GemvMatchesCpu) {
       EXPECT_CLOSE(download(out.tensor), expected,
                    out_dtype == DType::F32 ? 1e-4 : kGemmTol);
     }
+}
+
+// Chained GEMVs with no synchronisation between them: each launch may start (and load its
+// weights) before the previous one has finished, so this checks that every kernel reads its
+// input only after its producer is done (programmatic dependent launch).
+TEST_F(LinearTest, GemvChainReadsFinishedInputs) {
+  constexpr int64_t kM = 2, kWidth = 2048, kLinks = 4;
+  std::vector<float> x = random_floats(kM * kWidth);
+  std::vector<std::vector<float>> weights;
+  std::vector<DeviceTensor> w_gpu;
+  for (int64_t i = 0; i < kLinks; ++i) {
+    weights.push_back(random_floats(kWidth * kWidth, 0.03f));
+    w_gpu.push_back(upload(weights.back(), {kWidth, kWidth}));
+  }
+  std::vector<DeviceTensor> acts;
+  acts.push_back(upload(x, {kM, kWidth}));
+  for (int64_t i = 0; i < kLinks; ++i) acts.push_back(poisoned({kM, kWidth}, DType::BF16));
+  for (int64_t i = 0; i < kLinks; ++i)
+    cuda::launch_gemv(acts[i].tensor.data, w_gpu[i].tensor.data, nullptr, acts[i + 1].tensor.data,
+                      false, kM, kWidth, kWidth, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // The reference feeds each link the GPU's own bf16 input, so rounding does not compound.
+  for (int64_t i = 0; i < kLinks; ++i) {
+    SCOPED_TRACE(testing::Message() << "link " << i);
+    std::vector<float> input = download(acts[i].tensor);
+    std::vector<float> expected(kM * kWidth);
+    cpu_->linear(host_view(input, {kM, kWidth}),
+                 host_view(weights[i], {kWidth, kWidth}), Tensor{},
+                 host_view(expected, {kM, kWidth}));
+    EXPECT_CLOSE(download(acts[i + 1].tensor), expected, kGemmTol);
+  }
+}
+
+// The same chain captured into a CUDA graph: stream capture must keep the launches'
+// programmatic edges (else graphs silently lose the overlap), and the replay must still see
+// finished inputs.
+TEST_F(LinearTest, GemvChainKeepsProgrammaticEdgesInGraphs) {
+  if (!cuda::pdl_enabled()) GTEST_SKIP() << "HADRON_PDL=0";
+  constexpr int64_t kWidth = 1024, kLinks = 3;
+  std::vector<float> x = random_floats(kWidth), w = random_floats(kWidth * kWidth, 0.05f);
+  DeviceTensor w_gpu = upload(w, {kWidth, kWidth});
+  std::vector<DeviceTensor> acts;
+  acts.push_back(upload(x, {1, kWidth}));
+  for (int64_t i = 0; i < kLinks; ++i) acts.push_back(poisoned({1, kWidth}, DType::BF16));
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  for (int64_t i = 0; i < kLinks; ++i)
+    cuda::launch_gemv(acts[i].tensor.data, w_gpu.tensor.data, nullptr, acts[i + 1].tensor.data,
+                      false, 1, kWidth, kWidth, stream);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  size_t n_edges = 0;
+  ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &n_edges), cudaSuccess);
+  std::vector<cudaGraphNode_t> from(n_edges), to(n_edges);
+  std::vector<cudaGraphEdgeData> data(n_edges);
+  ASSERT_EQ(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &n_edges), cudaSuccess);
+  int programmatic = 0;
+  for (const cudaGraphEdgeData& edge : data)
+    programmatic += edge.type == cudaGraphDependencyTypeProgrammatic;
+  EXPECT_EQ(programmatic, kLinks - 1) << n_edges << " edges";
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  for (int64_t i = 0; i < kLinks; ++i) {
+    std::vector<float> input = download(acts[i].tensor), expected(kWidth);
+    cpu_->linear(host_view(input, {1, kWidth}), host_view(w, {kWidth, kWidth}), Tensor{},
+                 host_view(expected, {1, kWidth}));
+    EXPECT_CLOSE(download(acts[i + 1].tensor), expected, kGemmTol);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

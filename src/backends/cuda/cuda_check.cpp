@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "core/error.h"
@@ -22,6 +23,14 @@ void fail_dispatch(const char* what, int value, std::initializer_list<int> suppo
   std::string list;
   for (int v : supported) list += (list.empty() ? "" : ", ") + std::to_string(v);
   throw Error(fmt::format("unsupported {} {} (supported: {})", what, value, list));
+}
+
+bool pdl_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("HADRON_PDL");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return enabled;
 }
 
 }  // namespace hadron::cuda

@@ -16,6 +16,10 @@ namespace hadron::cuda {
 // Throws naming `what`, the value and the supported values.
 [[noreturn]] void fail_dispatch(const char* what, int value, std::initializer_list<int> supported);
 
+// Whether kernels use programmatic dependent launch (launch.cuh): false when the environment
+// says HADRON_PDL=0 (read once).
+bool pdl_enabled();
+
 }  // namespace hadron::cuda
 
 #define CUDA_CHECK(expr)                                                       \

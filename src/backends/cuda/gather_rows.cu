@@ -1,6 +1,7 @@
 // Row gather (hidden states of the rows that produce logits): 16 bytes per thread.
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -8,6 +9,8 @@ namespace {
 
 __global__ void gather_rows_kernel(const uint4* x, const int32_t* rows, uint4* out,
                                    int64_t n_vectors, int64_t vectors_per_row) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (i >= n_vectors) return;
   const int64_t r = i / vectors_per_row, c = i % vectors_per_row;
@@ -21,9 +24,9 @@ void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n
   const int64_t n_vectors = n_rows * row_bytes / 16;
   if (n_vectors == 0) return;
   constexpr int kThreads = 256;
-  gather_rows_kernel<<<ceil_div(n_vectors, kThreads), kThreads, 0, stream>>>(
-      static_cast<const uint4*>(x), rows, static_cast<uint4*>(out), n_vectors, row_bytes / 16);
-  CUDA_CHECK_LAUNCH();
+  launch_pdl(gather_rows_kernel, dim3(ceil_div(n_vectors, kThreads)), dim3(kThreads), 0, stream,
+             static_cast<const uint4*>(x), rows, static_cast<uint4*>(out), n_vectors,
+             row_bytes / 16);
 }
 
 }  // namespace hadron::cuda

@@ -11,6 +11,8 @@
 // A kernel that is not launched this way (cuBLASLt's, memcpy nodes) simply serialises as
 // usual, and pdl_wait() in a kernel launched without the attribute returns at once, so the
 // same kernels run correctly eagerly, in graphs, and on streams that mix both.
+// HADRON_PDL=0 in the environment launches them without the attribute (to measure what it
+// brings, or to rule it out).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,7 +42,7 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_
                 cudaStream_t stream, Args&&... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+  attribute.val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;

@@ -5,6 +5,7 @@
 // partner of each element (d + rotary_dim/2 for neox, d ^ 1 for interleaved).
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -16,6 +17,8 @@ template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStoreArgs args) {
   constexpr int kPerLane = kHeadDim / 32;
   __shared__ float staged[kWarps][kHeadDim];
+  pdl_wait();
+  pdl_launch_dependents();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t heads_per_token = args.n_heads + 2 * args.n_kv_heads;
   const int64_t item = blockIdx.x * int64_t{kWarps} + warp;
@@ -85,8 +88,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
 template <int kHeadDim>
 void launch_with(const QkvRopeStoreArgs& args, cudaStream_t stream) {
   const int64_t items = args.n_tokens * (args.n_heads + 2 * args.n_kv_heads);
-  qkv_rope_store_kernel<kHeadDim><<<ceil_div(items, kWarps), kWarps * 32, 0, stream>>>(args);
-  CUDA_CHECK_LAUNCH();
+  launch_pdl(qkv_rope_store_kernel<kHeadDim>, dim3(ceil_div(items, kWarps)), dim3(kWarps * 32), 0,
+             stream, args);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // sum-of-squares pass and the scaling pass, so the row is read once and written once.
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -15,6 +16,8 @@ template <int kVectors, bool kAdd>
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16* residual,
                                                             const bf16* weight, bf16* out,
                                                             int64_t width, float eps) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t row = blockIdx.x;
   const int64_t n_vec = width / 8;
   float values[kVectors][8];
@@ -67,13 +70,12 @@ void launch_with(const void* x, void* residual, const void* weight, void* out, i
   const auto* w_ptr = static_cast<const bf16*>(weight);
   auto* out_ptr = static_cast<bf16*>(out);
   if (residual != nullptr) {
-    rms_norm_kernel<kVectors, true><<<n_rows, kThreads, 0, stream>>>(
-        x_ptr, static_cast<bf16*>(residual), w_ptr, out_ptr, width, eps);
+    launch_pdl(rms_norm_kernel<kVectors, true>, dim3(n_rows), dim3(kThreads), 0, stream, x_ptr,
+               static_cast<bf16*>(residual), w_ptr, out_ptr, width, eps);
   } else {
-    rms_norm_kernel<kVectors, false><<<n_rows, kThreads, 0, stream>>>(x_ptr, nullptr, w_ptr,
-                                                                       out_ptr, width, eps);
+    launch_pdl(rms_norm_kernel<kVectors, false>, dim3(n_rows), dim3(kThreads), 0, stream, x_ptr,
+               static_cast<bf16*>(nullptr), w_ptr, out_ptr, width, eps);
   }
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/vec.cuh"
 #include "ops/sampling.h"
 
@@ -138,6 +139,8 @@ __device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logi
 
 __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
   __shared__ Shared sh;
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t r = blockIdx.x, vocab = args.vocab;
   const float* row = args.logits + r * vocab;
   const float temperature = args.temperature[r];
@@ -229,8 +232,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
 
 void launch_sample(const SampleArgs& args, cudaStream_t stream) {
   if (args.n_rows == 0) return;
-  sample_kernel<<<args.n_rows, kThreads, 0, stream>>>(args);
-  CUDA_CHECK_LAUNCH();
+  launch_pdl(sample_kernel, dim3(args.n_rows), dim3(kThreads), 0, stream, args);
 }
 
 }  // namespace hadron::cuda

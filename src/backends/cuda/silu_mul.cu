@@ -1,6 +1,7 @@
 // SiLU-and-mul: out = silu(gate) * up with gate_up = [gate | up], 8 elements per thread.
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -8,6 +9,8 @@ namespace {
 
 __global__ void silu_mul_kernel(const bf16* gate_up, bf16* out, int64_t n_vectors,
                                 int64_t vectors_per_row) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (i >= n_vectors) return;
   const int64_t t = i / vectors_per_row, c = i % vectors_per_row;
@@ -27,9 +30,8 @@ void launch_silu_mul(const void* gate_up, void* out, int64_t n_tokens, int64_t i
   const int64_t n_vectors = n_tokens * inter / 8;
   if (n_vectors == 0) return;
   constexpr int kThreads = 256;
-  silu_mul_kernel<<<ceil_div(n_vectors, kThreads), kThreads, 0, stream>>>(
-      static_cast<const bf16*>(gate_up), static_cast<bf16*>(out), n_vectors, inter / 8);
-  CUDA_CHECK_LAUNCH();
+  launch_pdl(silu_mul_kernel, dim3(ceil_div(n_vectors, kThreads)), dim3(kThreads), 0, stream,
+             static_cast<const bf16*>(gate_up), static_cast<bf16*>(out), n_vectors, inter / 8);
 }
 
 }  // namespace hadron::cuda
