@@ -1,11 +1,12 @@
 // Kernel micro-benchmark of the CUDA backend at Qwen3-8B shapes (hidden 4096, 32/8 heads of
-// 128, intermediate 12288, vocab 151936, 36 layers): decode batch 1 and 128 (context 256)
-// and a 2048-token prefill. Each kernel is timed with CUDA events per launch after warm-up
-// (median of repeats), on inputs rotated so that the working set exceeds the 50 MB L2, and
-// compared with the ceilings measured on an H100 (3.0 TB/s copy, 790 TFLOP/s bf16).
+// 128, intermediate 12288, vocab 151936, 36 layers): decode batch 1 and 128 (context 256),
+// a 2048-token prefill, and decode attention at long contexts. Each kernel is timed with CUDA
+// events per launch after warm-up (median of repeats), on inputs rotated so that the working
+// set exceeds the 50 MB L2, and compared with the ceilings measured on an H100 (3.0 TB/s copy,
+// 790 TFLOP/s bf16).
 // The last table models one forward step as 36 x (sum of a layer's kernels) + LM head.
 //
-//   cuda_ops_bench [--markdown FILE]
+//   cuda_ops_bench [--attention] [--markdown FILE]   (--attention: decode attention rows only)
 // % ceil: the larger of bytes / 3.0 TB/s and flops / 790 TFLOP/s over the measured time.
 #include <cuda_runtime.h>
 
@@ -112,6 +113,10 @@ class Bench {
     gemm_ = std::make_unique<Gemm>(stream_);
   }
   void run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len, int kv_len);
+  // Decode attention over sequences of the given context lengths (blocks in order), caches
+  // rotated so that the working set exceeds L2.
+  void decode_attention(const std::string& phase, const std::vector<int>& kv_lens,
+                        const std::string& shape, int per_layer);
   // A whole decode step (36 layers with their own weights and caches, final norm, LM head,
   // greedy sampling) captured into one CUDA graph; the median replay time in ms.
   double graph_decode_step_ms(int n_seqs, int kv_len);
@@ -222,10 +227,7 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
     const double causal_pairs = n_seqs * (double(q_len) * kv_len - double(q_len) * (q_len - 1) / 2);
     const double attn_flops = 4.0 * causal_pairs * kHeads * kHeadDim;
     if (q_len == 1) {
-      float* workspace = static_cast<float*>(arena_.f32(
-          std::max<size_t>(1, decode_workspace_floats(args, n_sms_))));
-      add(phase, "attention", "decode " + dims({n_seqs, kv_len}), "split-kv", kv_bytes, attn_flops,
-          1, [&](int) { launch_attention_decode(args, workspace, n_sms_, stream_); });
+      decode_attention(phase, std::vector<int>(n_seqs, kv_len), dims({n_seqs, kv_len}), 1);
     } else {
       add(phase, "attention", "prefill " + dims({n_seqs, q_len}), "fa2-mma", kv_bytes, attn_flops,
           1, [&](int) { launch_attention_prefill(args, stream_); });
@@ -270,6 +272,45 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
     add(phase, "sample k50 p0.9", dims({rows, kVocab}), "", 4.0 * rows * kVocab, 0, -1,
         [&](int) { launch_sample(top_p, stream_); });
   }
+}
+
+void Bench::decode_attention(const std::string& phase, const std::vector<int>& kv_lens,
+                             const std::string& shape, int per_layer) {
+  const int n_seqs = static_cast<int>(kv_lens.size());
+  std::vector<int32_t> cu(n_seqs + 1), tables;
+  int max_kv = 0, max_blocks = 0;
+  for (int kv_len : kv_lens) {
+    max_kv = std::max(max_kv, kv_len);
+    max_blocks = std::max<int>(max_blocks, (kv_len + kBlockSize - 1) / kBlockSize);
+  }
+  int n_blocks = 0;
+  tables.assign(int64_t{n_seqs} * max_blocks, 0);
+  for (int s = 0; s < n_seqs; ++s) {
+    cu[s + 1] = s + 1;
+    for (int b = 0; b < (kv_lens[s] + kBlockSize - 1) / kBlockSize; ++b)
+      tables[int64_t{s} * max_blocks + b] = n_blocks++;
+  }
+  double keys = 0;
+  for (int kv_len : kv_lens) keys += kv_len;
+  const double kv_bytes = 2.0 * 2 * keys * kKvHeads * kHeadDim;
+  const int64_t cache_elems = int64_t{n_blocks} * kBlockSize * kKvHeads * kHeadDim;
+  const std::vector<int32_t> lens(kv_lens.begin(), kv_lens.end());
+  AttentionArgs base{nullptr, nullptr, nullptr, nullptr, static_cast<int32_t*>(arena_.i32(cu)),
+                     static_cast<int32_t*>(arena_.i32(lens)),
+                     static_cast<int32_t*>(arena_.i32(tables)), n_seqs, n_seqs, 1, max_kv,
+                     kBlockSize, max_blocks, kHeads, kKvHeads, kHeadDim, 0.0883883f, 0, nullptr};
+  const int copies = copies_for(kv_bytes);
+  std::vector<AttentionArgs> args(copies, base);
+  for (AttentionArgs& a : args) {
+    a.q = arena_.bf16(int64_t{n_seqs} * kHeads * kHeadDim);
+    a.out = arena_.bf16(int64_t{n_seqs} * kHeads * kHeadDim);
+    a.k_cache = arena_.bf16(cache_elems);
+    a.v_cache = arena_.bf16(cache_elems);
+  }
+  auto* workspace = static_cast<float*>(
+      arena_.f32(std::max<size_t>(1, decode_workspace_floats(base, n_sms_))));
+  add(phase, "attention", "decode " + shape, "split-kv", kv_bytes, 4.0 * keys * kHeads * kHeadDim,
+      per_layer, [&](int c) { launch_attention_decode(args[c], workspace, n_sms_, stream_); });
 }
 
 double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
@@ -390,6 +431,7 @@ void Bench::print(FILE* out, bool markdown) const {
       if (r.per_layer == 0) once_us += r.us;
       if (r.op == "qkv_rope_store") tokens = std::stoll(r.shape.substr(0, r.shape.find('x')));
     }
+    if (layer_us == 0 && once_us == 0) continue;  // nothing of it in the modelled step
     const double step_ms = (kLayers * layer_us + once_us) / 1000.0;
     std::snprintf(buf, sizeof buf, "%s%-8s%s%12.1f%s%12.3f%s%14.0f%s", markdown ? "| " : "",
                   phase.c_str(), sep, layer_us, sep, step_ms, sep, tokens / (step_ms / 1000.0),
@@ -402,20 +444,46 @@ void Bench::print(FILE* out, bool markdown) const {
 }  // namespace hadron::cuda
 
 int main(int argc, char** argv) {
-  const char* markdown_path = argc == 3 && std::strcmp(argv[1], "--markdown") == 0 ? argv[2] : nullptr;
+  const char* markdown_path = nullptr;
+  bool attention_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--markdown") == 0 && i + 1 < argc) {
+      markdown_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--attention") == 0) {
+      attention_only = true;
+    } else {
+      std::fprintf(stderr, "usage: cuda_ops_bench [--attention] [--markdown FILE]\n");
+      return 2;
+    }
+  }
   try {
     cudaDeviceProp props;
     CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
     std::printf("device: %s, %d SMs, L2 %d MB\n", props.name, props.multiProcessorCount,
                 props.l2CacheSize >> 20);
     hadron::cuda::Bench bench;
-    bench.run_phase("decode1", 1, 1, 1, 256);
-    bench.run_phase("decode128", 128, 128, 1, 256);
-    bench.run_phase("prefill", 2048, 1, 2048, 2048);
+    if (attention_only) {
+      bench.decode_attention("decode1", {256}, "1x256", -1);
+      bench.decode_attention("decode128", std::vector<int>(128, 256), "128x256", -1);
+    } else {
+      bench.run_phase("decode1", 1, 1, 1, 256);
+      bench.run_phase("decode128", 128, 128, 1, 256);
+      bench.run_phase("prefill", 2048, 1, 2048, 2048);
+    }
+    // Long contexts: batch 1, and 256 sequences as in the 1000-in / 1000-out throughput run
+    // (contexts 1000-2000 in its steady state).
+    bench.decode_attention("long", {4096}, "1x4096", -1);
+    bench.decode_attention("long", {32768}, "1x32768", -1);
+    bench.decode_attention("long", std::vector<int>(128, 1500), "128x1500", -1);
+    bench.decode_attention("long", std::vector<int>(256, 1500), "256x1500", -1);
+    std::vector<int> ragged(256);
+    for (int s = 0; s < 256; ++s) ragged[s] = 1000 + (s * 7919) % 1001;
+    bench.decode_attention("long", ragged, "256x1000-2000", -1);
     // Whole decode steps in one graph each (all 36 layers' weights resident, 15 GB).
-    char graph_lines[512];
+    char graph_lines[512] = "";
     int used = 0;
     for (const int n_seqs : {1, 128}) {
+      if (attention_only) continue;
       const double ms = bench.graph_decode_step_ms(n_seqs, 256);
       used += std::snprintf(graph_lines + used, sizeof graph_lines - used,
                             "graph decode step, batch %d, context 256: %.3f ms = %.0f tok/s\n",

@@ -169,6 +169,28 @@ TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowSplit) {
 TEST_F(AttentionTest, DecodeGptOssShapeSinksFewSplits) {
   run_case({64, 8, 64, 16, decode_batch(rng_, 16, 2000), 0, true});
 }
+// Contexts far longer than a CTA's chunk, many splits of which some are empty, tiles that
+// straddle small blocks, large blocks, and the 1000-in / 1000-out steady state (one split).
+TEST_F(AttentionTest, DecodeBatch1VeryLongContext) {
+  run_case({32, 8, 128, 16, {{1, 33000}}});
+}
+TEST_F(AttentionTest, DecodeManySplitsRagged) {
+  run_case({32, 8, 128, 16, {{1, 20000}, {1, 1}, {1, 63}, {1, 4097}}});
+}
+TEST_F(AttentionTest, DecodeGroup7SmallBlocksManySplits) {
+  run_case({7, 1, 128, 8, decode_batch(rng_, 3, 3000)});
+}
+TEST_F(AttentionTest, DecodeHeadDim256Group8LargeBlocks) {
+  run_case({16, 2, 256, 64, decode_batch(rng_, 3, 5000)});
+}
+TEST_F(AttentionTest, DecodeHeadDim64Group2SlidingWindowSplits) {
+  run_case({4, 2, 64, 16, {{1, 9000}, {1, 300}}, 1000});
+}
+TEST_F(AttentionTest, DecodeQwen3Batch128Contexts1000To2000) {
+  std::vector<Seq> seqs = decode_batch(rng_, 128, 1000);
+  for (Seq& s : seqs) s.kv_len += 1000;
+  run_case({32, 8, 128, 16, seqs});
+}
 // 256 sequences x 8 KV heads fill the GPU with one split: the sink joins in the decode CTA.
 TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowBatch256) {
   run_case({64, 8, 64, 16, decode_batch(rng_, 256, 600), 128, true});

@@ -1,38 +1,57 @@
-// Decode attention (one query per sequence) over the paged cache: split-KV flash-decoding.
+// Decode attention (one query per sequence) over the paged cache: split-KV flash-decoding on tensor
+// cores.
 //
-// Grid (split, kv_head, seq). A CTA serves all query heads of one KV head (the GQA group) for
-// one chunk of the context, so each K/V vector is read once per group. head_dim / 8 lanes
-// share a key (16-byte loads each), so a warp streams 32 / (head_dim / 8) keys at a time,
-// kUnroll groups of them in flight; every (warp, key slot) keeps its own online-softmax
-// state, merged in shared memory at the end. With one split the CTA writes the output;
-// otherwise it writes (max, sum, unnormalised O) and a combine kernel merges the splits. A
-// head's sink logit joins the denominator where the output is written (once per head).
+// Grid (split, kv_head, seq). A CTA serves all query heads of one KV head (the GQA group, rows of
+// an m16 tile; rows past the group are zero) for one chunk of the context, so each K/V row is read
+// once per group. Its kWarps warps take the chunk's 16-key tiles in turn (tile j to warp j %
+// kWarps); each warp streams its tiles through its own kStages-deep cp.async ring in shared memory,
+// so kStages - 1 tiles per warp are always in flight with no CTA-wide barrier, and fetches the
+// block-table entry of the tile it loads next one tile early. S = Q K^T and O += P V run on
+// mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
+// online-softmax states in shared memory at the end. With one split the CTA writes the output;
+// otherwise it writes (max, sum, unnormalised O) and a combine kernel merges the splits. A head's
+// sink logit joins the denominator where the output is written (once per head).
 #include <algorithm>
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/mma.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
 namespace {
 
-constexpr int kWarps = 4, kThreads = kWarps * 32, kUnroll = 4;
-// One unrolled step of a CTA covers 32 keys (kWarps x keys per warp x kUnroll at head_dim
-// 128); fewer keys per split would leave warps idle.
-constexpr int kMinKeysPerSplit = 32;
+constexpr int kWarps = 4, kThreads = kWarps * 32, kTileKeys = 16, kMaxGroup = 8;
+// A split covers at least one tile per warp.
+constexpr int kMinKeysPerSplit = kWarps * kTileKeys;
 
-// The number of splits depends only on the batch's shape (never on context lengths), so a
+// Ring depth per warp: 96 KB of K/V tiles per CTA at head_dim 128 (two CTAs per SM, 128 KB in
+// flight per SM), 64 KB at 64 and 128 KB at 256.
+template <int kD>
+constexpr int kStages = kD == 64    ? 4
+                        : kD == 128 ? 3
+                                    : 2;
+template <int kD>
+constexpr int kTileBytes = kTileKeys * kD * 2;
+template <int kD>
+constexpr size_t kSharedBytes = size_t{kWarps} * kStages<kD> * 2 * kTileBytes<kD>;
+
+// Splitting aims at kCtasPerSm CTAs per SM (8 warps: what the head_dim-128 rings of two 4-warp CTAs
+// fill). The number of splits depends only on the batch's shape (never on context lengths), so a
 // captured graph serves any contexts; each sequence divides its own keys among them.
+constexpr int kCtasPerSm = 8 / kWarps;
 int plan_n_splits(const AttentionArgs& args, int n_sms) {
   const int ctas = std::max(1, args.n_seqs * args.n_kv_heads);
-  return std::max(1, static_cast<int>(ceil_div(2 * n_sms, ctas)));
+  return std::max(1, static_cast<int>(ceil_div(kCtasPerSm * n_sms, ctas)));
 }
 
-// Keys per split for a sequence of `keys` keys over n_splits splits; splits past the last
-// key are empty (split 0 always runs, so an empty context still writes its zero output).
+// Keys per split for a sequence of `keys` keys over n_splits splits (whole tiles); splits past the
+// last key are empty (split 0 always runs, so an empty context still writes its zero output).
 __device__ __forceinline__ int split_chunk(int keys, int n_splits) {
-  return max(kMinKeysPerSplit, (keys + n_splits - 1) / n_splits);
+  const int chunk = max(kMinKeysPerSplit, (keys + n_splits - 1) / n_splits);
+  return (chunk + kTileKeys - 1) / kTileKeys * kTileKeys;
 }
 __device__ __forceinline__ int active_splits(int keys, int chunk) {
   return max(1, (keys + chunk - 1) / chunk);
@@ -40,120 +59,197 @@ __device__ __forceinline__ int active_splits(int keys, int chunk) {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-// The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It
-// joins the denominator once: where the output is written, never per split.
+// The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It joins
+// the denominator once: where the output is written, never per split.
 __device__ __forceinline__ float sink_log2(const AttentionArgs& args, int head) {
   return args.sinks != nullptr
              ? __bfloat162float(static_cast<const bf16*>(args.sinks)[head]) * kLog2e
              : -INFINITY;
 }
 
-template <int kD, int kG>
+// One warp's online-softmax state for its row of the m16 tile (lane / 4: a head of the group), over
+// the keys of the tiles it computed. o: [kD / 8 n8 tiles][4] accumulators (c0, c1: this row, dims n
+// * 8 + 2 (lane % 4) + {0, 1}; c2, c3: padding rows 8..15, always zero).
+template <int kD>
+struct WarpState {
+  float o[kD / 8][4];
+  float m = -INFINITY, l = 0;  // l: this lane's share of the row sum
+};
+
+// S = Q K^T for one 16-key tile, then the online-softmax update and O += P V. k_tile, v_tile:
+// shared addresses of swizzled [16 keys, kD] tiles; key0: the tile's first key; keys at or past
+// `end` are masked (their K/V rows were zero-filled).
+template <int kD>
+__device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&qa)[kD / 16][2],
+                                            uint32_t k_tile, uint32_t v_tile, int key0, int end,
+                                            float scale_log2) {
+  constexpr int kChunks = kD / 8;
+  const int lane = threadIdx.x % 32;
+  float s[2][4] = {};
+#pragma unroll
+  for (int ks = 0; ks < kD / 16; ++ks) {
+    uint32_t b[4];
+    ldmatrix_x4(b,
+                k_tile + tile_offset<kChunks>((lane / 16) * 8 + lane % 8, 2 * ks + (lane / 8) % 2));
+    const uint32_t a[4] = {qa[ks][0], 0u, qa[ks][1], 0u};
+    mma_bf16(s[0], a, b[0], b[1]);
+    mma_bf16(s[1], a, b[2], b[3]);
+  }
+  // This lane's keys: n * 8 + 2 (lane % 4) + e; the quad (lane ^ 1, lane ^ 2) holds the rest of the
+  // row. The tile's first key is valid, so the row maximum is finite.
+  const int key = key0 + 2 * (lane % 4);
+  float tile_max = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < 2; ++n) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      s[n][e] = key + n * 8 + e < end ? s[n][e] * scale_log2 : -INFINITY;
+      tile_max = fmaxf(tile_max, s[n][e]);
+    }
+  }
+  tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+  tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+  const float new_max = fmaxf(st.m, tile_max);
+  const float rescale = exp2f(st.m - new_max);
+  st.m = new_max;
+  float p[2][2];
+  float sum = 0;
+#pragma unroll
+  for (int n = 0; n < 2; ++n) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      p[n][e] = exp2f(s[n][e] - new_max);
+      sum += p[n][e];
+    }
+  }
+  st.l = st.l * rescale + sum;
+#pragma unroll
+  for (int n = 0; n < kD / 8; ++n) {
+    st.o[n][0] *= rescale;
+    st.o[n][1] *= rescale;
+  }
+  const uint32_t pa[4] = {pack_bf16(p[0][0], p[0][1]), 0u, pack_bf16(p[1][0], p[1][1]), 0u};
+#pragma unroll
+  for (int dn = 0; dn < kD / 16; ++dn) {
+    uint32_t b[4];
+    ldmatrix_x4_trans(
+        b, v_tile + tile_offset<kChunks>(((lane / 8) % 2) * 8 + lane % 8, 2 * dn + lane / 16));
+    mma_bf16(st.o[2 * dn], pa, b[0], b[1]);
+    mma_bf16(st.o[2 * dn + 1], pa, b[2], b[3]);
+  }
+}
+
+template <int kD>
 __global__ void __launch_bounds__(kThreads)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
-  constexpr int kLanesPerKey = kD / 8, kKeysPerWarp = 32 / kLanesPerKey;
-  constexpr int kSlots = kWarps * kKeysPerWarp;  // keys in flight per CTA per unroll step
-  __shared__ float slot_o[kSlots][kG][kD];
-  __shared__ float slot_m[kSlots][kG], slot_l[kSlots][kG];
+  constexpr int kChunks = kD / 8, kRing = kStages<kD>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  pdl_wait();
+  pdl_launch_dependents();
 
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int group_size = args.n_heads / args.n_kv_heads;
   const int kv_len = args.seq_lens_kv[seq];
   const int first = args.sliding_window > 0 ? max(0, kv_len - args.sliding_window) : 0;
-  // This sequence's keys in chunks of at least kMinKeysPerSplit; the splits past its last
-  // key return at once and the combine pass skips them.
+  // This sequence's keys in chunks of whole tiles; the splits past its last key return at once and
+  // the combine pass skips them.
   const int chunk = split_chunk(kv_len - first, gridDim.x);
   if (split >= active_splits(kv_len - first, chunk)) return;
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int slot_idx = warp * kKeysPerWarp + lane / kLanesPerKey, sub = lane % kLanesPerKey;
   const int token = args.cu_seqlens_q[seq];
-  const bf16* q = static_cast<const bf16*>(args.q) +
-                  (int64_t{token} * args.n_heads + kv_head * group_size) * kD + sub * 8;
-  const bf16* k_cache = static_cast<const bf16*>(args.k_cache) + kv_head * kD + sub * 8;
-  const bf16* v_cache = static_cast<const bf16*>(args.v_cache) + kv_head * kD + sub * 8;
+
+  // Q as the A operand, pre-split per k-step: row lane / 4 (a head of the group, zero past it),
+  // dims 16 ks + 2 (lane % 4) + {0, 1} and + 8.
+  const int row = lane / 4;
+  uint32_t qa[kD / 16][2];
+  {
+    const bf16* q = static_cast<const bf16*>(args.q) +
+                    (int64_t{token} * args.n_heads + kv_head * group_size + row) * kD +
+                    2 * (lane % 4);
+#pragma unroll
+    for (int ks = 0; ks < kD / 16; ++ks) {
+      qa[ks][0] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16) : 0u;
+      qa[ks][1] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16 + 8) : 0u;
+    }
+  }
+
+  // Loading a tile: each cp.async instruction copies whole rows (kLanesPerRow lanes x 16 bytes,
+  // 128-byte lines complete in one request), kRowsPerLoad keys at a time. Lane k < 16 resolves
+  // key k's cache slot, and the lanes that copy that key's row read it by shuffle.
+  constexpr int kLanesPerRow = kChunks < 32 ? kChunks : 32, kRowsPerLoad = 32 / kLanesPerRow;
+  const int64_t slot_elems = int64_t{args.n_kv_heads} * kD;
+  const bf16* k_cache = static_cast<const bf16*>(args.k_cache) + kv_head * kD;
+  const bf16* v_cache = static_cast<const bf16*>(args.v_cache) + kv_head * kD;
   const int32_t* block_table = args.block_tables + int64_t{seq} * args.max_blocks_per_seq;
+  const int n_chunk_tiles = (end - begin + kTileKeys - 1) / kTileKeys;
+  const int n_tiles = n_chunk_tiles > warp ? (n_chunk_tiles - warp + kWarps - 1) / kWarps : 0;
+  const int slot_key = lane % kTileKeys;
+  auto tile_key0 = [&](int j) { return begin + (j * kWarps + warp) * kTileKeys; };
+  // The block-table entry of key lane % 16 of this warp's tile j, or -1 past the end.
+  auto page_of = [&](int j) {
+    const int key = tile_key0(j) + slot_key;
+    return j < n_tiles && key < end ? block_table[key / args.block_size] : -1;
+  };
+  const uint32_t ring = smem_addr(smem + warp * kRing * 2 * kTileBytes<kD>);
+  auto stage_addr = [&](int j) { return ring + (j % kRing) * 2 * kTileBytes<kD>; };
+  auto load_tile = [&](int j, int page) {
+    if (j < n_tiles) {  // uniform over the warp
+      const int key = tile_key0(j) + slot_key;
+      const int slot = page >= 0 ? page * args.block_size + key % args.block_size : -1;
+      const uint32_t k_dst = stage_addr(j), v_dst = k_dst + kTileBytes<kD>;
+      const int chunk = lane % kLanesPerRow;
+#pragma unroll
+      for (int r0 = 0; r0 < kTileKeys; r0 += kRowsPerLoad) {
+        const int r = r0 + lane / kLanesPerRow;
+        const int row_slot = __shfl_sync(0xffffffffu, slot, r);
+        const int64_t offset = row_slot >= 0 ? int64_t{row_slot} * slot_elems + chunk * 8 : 0;
+        const int bytes = row_slot >= 0 ? 16 : 0;  // zero-fill rows past the end
+#pragma unroll
+        for (int c = chunk; c < kChunks; c += kLanesPerRow) {
+          cp_async16(k_dst + tile_offset<kChunks>(r, c), k_cache + offset + (c - chunk) * 8, bytes);
+          cp_async16(v_dst + tile_offset<kChunks>(r, c), v_cache + offset + (c - chunk) * 8, bytes);
+        }
+      }
+    }
+    cp_async_commit();
+  };
 
-  float qf[kG][8], o[kG][8], m[kG], l[kG];
+  WarpState<kD> st;
 #pragma unroll
-  for (int g = 0; g < kG; ++g) {
-    if (g < group_size) {
-      to_f32(load8(q + g * kD), qf[g]);
-    } else {
+  for (int n = 0; n < kD / 8; ++n) st.o[n][0] = st.o[n][1] = st.o[n][2] = st.o[n][3] = 0;
+  int pages[kRing - 1];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) qf[g][e] = 0;
-    }
+  for (int j = 0; j < kRing - 1; ++j) pages[j] = page_of(j);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      qf[g][e] *= scale_log2;
-      o[g][e] = 0;
-    }
-    m[g] = -FLT_MAX;
-    l[g] = 0;
+  for (int j = 0; j < kRing - 1; ++j) load_tile(j, pages[j]);
+  int next_page = page_of(kRing - 1);
+  for (int j = 0; j < n_tiles; ++j) {
+    cp_async_wait<kRing - 2>();
+    __syncwarp();  // tile j has landed for every lane; tile j - 1's stage is free
+    load_tile(j + kRing - 1, next_page);
+    next_page = page_of(j + kRing);
+    attend_tile<kD>(st, qa, stage_addr(j), stage_addr(j) + kTileBytes<kD>, tile_key0(j), end,
+                    scale_log2);
   }
+  cp_async_wait<0>();
+  st.l += __shfl_xor_sync(0xffffffffu, st.l, 1);
+  st.l += __shfl_xor_sync(0xffffffffu, st.l, 2);
 
-  // Uniform trip count per warp (the shuffles below need every lane).
-  for (int base = begin + warp * kKeysPerWarp; base < end; base += kSlots * kUnroll) {
-    Bf16x8 kv[kUnroll], vv[kUnroll];
+  // Merge the warps: [kWarps][kMaxGroup] rows of kD floats, maxima and sums, over the ring.
+  static_assert(kWarps * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD>);
+  float* slot_o = reinterpret_cast<float*>(smem);
+  float* slot_m = slot_o + kWarps * kMaxGroup * kD;
+  float* slot_l = slot_m + kWarps * kMaxGroup;
+  __syncthreads();  // every warp is done with its ring
+  if (row < group_size) {
+    float* o_row = slot_o + (warp * kMaxGroup + row) * kD + 2 * (lane % 4);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int key = base + lane / kLanesPerKey + u * kSlots;
-      if (key < end) {
-        const int64_t slot = int64_t{block_table[key / args.block_size]} * args.block_size +
-                             key % args.block_size;
-        kv[u] = load8(k_cache + slot * args.n_kv_heads * kD);
-        vv[u] = load8(v_cache + slot * args.n_kv_heads * kD);
-      } else {
-        kv[u] = Bf16x8{};
-        vv[u] = Bf16x8{};
-      }
-    }
-    float s[kUnroll][kG];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      float kf[8];
-      to_f32(kv[u], kf);
-      const bool valid = base + lane / kLanesPerKey + u * kSlots < end;
-#pragma unroll
-      for (int g = 0; g < kG; ++g) {
-        float dot = 0;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) dot += qf[g][e] * kf[e];
-#pragma unroll
-        for (int offset = kLanesPerKey / 2; offset > 0; offset >>= 1)
-          dot += __shfl_xor_sync(0xffffffffu, dot, offset);
-        s[u][g] = valid ? dot : -INFINITY;
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < kG; ++g) {
-      float new_max = m[g];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) new_max = fmaxf(new_max, s[u][g]);
-      const float rescale = exp2f(m[g] - new_max);
-      m[g] = new_max;
-      l[g] *= rescale;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) o[g][e] *= rescale;
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const float p = exp2f(s[u][g] - new_max);
-        float vf[8];
-        to_f32(vv[u], vf);
-        l[g] += p;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) o[g][e] += p * vf[e];
-      }
-    }
-  }
-
-#pragma unroll
-  for (int g = 0; g < kG; ++g) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) slot_o[slot_idx][g][sub * 8 + e] = o[g][e];
-    if (sub == 0) {
-      slot_m[slot_idx][g] = m[g];
-      slot_l[slot_idx][g] = l[g];
+    for (int n = 0; n < kD / 8; ++n)
+      *reinterpret_cast<float2*>(o_row + n * 8) = make_float2(st.o[n][0], st.o[n][1]);
+    if (lane % 4 == 0) {
+      slot_m[warp * kMaxGroup + row] = st.m;
+      slot_l[warp * kMaxGroup + row] = st.l;
     }
   }
   __syncthreads();
@@ -164,23 +260,23 @@ __global__ void __launch_bounds__(kThreads)
     const float sink = n_splits == 1 ? sink_log2(args, head) : -INFINITY;
     float max_all = fmaxf(-FLT_MAX, sink);
 #pragma unroll
-    for (int sl = 0; sl < kSlots; ++sl) max_all = fmaxf(max_all, slot_m[sl][g]);
+    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, slot_m[w * kMaxGroup + g]);
     float sum = exp2f(sink - max_all), acc = 0;
 #pragma unroll
-    for (int sl = 0; sl < kSlots; ++sl) {
-      const float w = exp2f(slot_m[sl][g] - max_all);
-      sum += slot_l[sl][g] * w;
-      acc += slot_o[sl][g][d] * w;
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = exp2f(slot_m[w * kMaxGroup + g] - max_all);
+      sum += slot_l[w * kMaxGroup + g] * weight;
+      acc += slot_o[(w * kMaxGroup + g) * kD + d] * weight;
     }
     if (n_splits == 1) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
           __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
     } else {
-      const int64_t row = (int64_t{seq} * args.n_heads + head) * n_splits + split;
-      partial[row * (kD + 2) + d] = acc;
+      const int64_t out_row = (int64_t{seq} * args.n_heads + head) * n_splits + split;
+      partial[out_row * (kD + 2) + d] = acc;
       if (d == 0) {
-        partial[row * (kD + 2) + kD] = max_all;
-        partial[row * (kD + 2) + kD + 1] = sum;
+        partial[out_row * (kD + 2) + kD] = max_all;
+        partial[out_row * (kD + 2) + kD + 1] = sum;
       }
     }
   }
@@ -190,6 +286,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int kD>
 __global__ void __launch_bounds__(kD)
     combine_splits_kernel(AttentionArgs args, const float* partial, int n_splits) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const float* rows = partial + (int64_t{seq} * args.n_heads + head) * n_splits * (kD + 2);
   const int kv_len = args.seq_lens_kv[seq];
@@ -210,29 +308,22 @@ __global__ void __launch_bounds__(kD)
       __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
 }
 
-template <int kD, int kG>
-void launch_with(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
+template <int kD>
+void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
+  const int group = args.n_heads / args.n_kv_heads;
+  if (group > kMaxGroup)
+    fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {8});
   const int n_splits = plan_n_splits(args, n_sms);
   const dim3 grid(n_splits, args.n_kv_heads, args.n_seqs);
-  const float scale_log2 = args.scale * kLog2e;
-  attention_decode_kernel<kD, kG><<<grid, kThreads, 0, stream>>>(args, scale_log2, workspace);
-  CUDA_CHECK_LAUNCH();
-  if (n_splits > 1) {
-    combine_splits_kernel<kD><<<dim3(args.n_heads, args.n_seqs), kD, 0, stream>>>(
-        args, workspace, n_splits);
-    CUDA_CHECK_LAUNCH();
-  }
-}
-
-template <int kD>
-void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms,
-                     cudaStream_t stream) {
-  const int group = args.n_heads / args.n_kv_heads;
-  if (group <= 1) return launch_with<kD, 1>(args, workspace, n_sms, stream);
-  if (group <= 2) return launch_with<kD, 2>(args, workspace, n_sms, stream);
-  if (group <= 4) return launch_with<kD, 4>(args, workspace, n_sms, stream);
-  if (group <= 8) return launch_with<kD, 8>(args, workspace, n_sms, stream);
-  fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {1, 2, 4, 8});
+  // Per launch, not once: the attribute belongs to the current device.
+  CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<kD>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSharedBytes<kD>)));
+  launch_pdl(attention_decode_kernel<kD>, grid, dim3(kThreads), kSharedBytes<kD>, stream, args,
+             args.scale * kLog2e, workspace);
+  if (n_splits > 1)
+    launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
+               args, workspace, n_splits);
 }
 
 }  // namespace
@@ -243,18 +334,25 @@ size_t decode_workspace_floats(const AttentionArgs& args, int n_sms) {
   return size_t(args.n_seqs) * args.n_heads * n_splits * (args.head_dim + 2);
 }
 
-// Splits happen only when n_seqs * n_kv_heads < 2 n_sms, and then n_seqs * n_splits <
-// 2 n_sms / n_kv_heads + n_seqs < 4 n_sms / n_kv_heads; times n_heads * (head_dim + 2).
-size_t decode_workspace_max_floats(int n_sms) { return size_t{4} * n_sms * 8 * (256 + 2); }
+// Splits happen only when n_seqs * n_kv_heads < kCtasPerSm n_sms, and then n_seqs * n_splits <
+// kCtasPerSm n_sms / n_kv_heads + n_seqs < 2 kCtasPerSm n_sms / n_kv_heads; times n_heads *
+// (head_dim + 2), n_heads <= 8 n_kv_heads.
+size_t decode_workspace_max_floats(int n_sms) {
+  return size_t{2} * kCtasPerSm * n_sms * kMaxGroup * (256 + 2);
+}
 
 void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_sms,
                              cudaStream_t stream) {
   if (args.n_seqs == 0) return;
   switch (args.head_dim) {
-    case 64: return launch_head_dim<64>(args, workspace, n_sms, stream);
-    case 128: return launch_head_dim<128>(args, workspace, n_sms, stream);
-    case 256: return launch_head_dim<256>(args, workspace, n_sms, stream);
-    default: fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
+    case 64:
+      return launch_head_dim<64>(args, workspace, n_sms, stream);
+    case 128:
+      return launch_head_dim<128>(args, workspace, n_sms, stream);
+    case 256:
+      return launch_head_dim<256>(args, workspace, n_sms, stream);
+    default:
+      fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
   }
 }
 
