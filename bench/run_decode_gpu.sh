@@ -9,7 +9,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 model=$(cd "${1:?Qwen3-8B config folder}" && pwd)
-build=$root/build-gpu
+build=${BUILD:-$root/build-gpu}
 logs=${OUT:-$build/decode-logs}
 mkdir -p "$logs"
 summary=$logs/summary.txt
