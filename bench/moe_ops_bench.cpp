@@ -134,15 +134,18 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
                          &workspace);
     const char* format = s.mxfp4 ? "mxfp4" : "bf16";
     const double route_us = median_us(stream, [&](int c) {
-      const MoeRouteArgs args{logits[c], nullptr, false, route_ids, route_weights, n_tokens,
-                              s.n_experts, s.top_k, false, true, 1, 1, 1.0f};
+      const MoeRouteArgs args{logits[c], nullptr,     false,   route_ids, route_weights,
+                              n_tokens,  s.n_experts, s.top_k, false,     true,
+                              1,         1,           1.0f};
       launch_moe_route(args, stream);
     });
     rows.push_back({s.model, "route", "f32", n_tokens, route_us, n_tokens * E * 4.0});
     const double experts_us = median_us(stream, [&](int c) {
-      const MoeExpertsArgs args{x, ids[c], weights, gate_up, gate_up_bias, down, down_bias,
-                                gate_up_scales, down_scales, out, n_tokens, H, I, s.n_experts,
-                                s.top_k, s.gpt_oss, 7.0f, 1.702f, false};
+      const MoeExpertsArgs args{
+          x,         ids[c],         weights,     gate_up,   gate_up_bias, down,
+          down_bias, gate_up_scales, down_scales, out,       n_tokens,     H,
+          I,         s.n_experts,    s.top_k,     s.gpt_oss, 7.0f,         1.702f,
+          false};
       launch_moe_experts(args, workspace, stream);
     });
     rows.push_back({s.model, "experts", format, n_tokens, experts_us, n_pairs * expert_bytes});
@@ -167,8 +170,8 @@ void print(FILE* out, const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   using namespace hadron::cuda;
-  const char* markdown_path = argc == 3 && std::strcmp(argv[1], "--markdown") == 0 ? argv[2]
-                                                                                    : nullptr;
+  const char* markdown_path =
+      argc == 3 && std::strcmp(argv[1], "--markdown") == 0 ? argv[2] : nullptr;
   try {
     cudaDeviceProp props;
     CUDA_CHECK(cudaGetDeviceProperties(&props, 0));

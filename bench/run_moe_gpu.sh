@@ -2,8 +2,9 @@
 # MoE on one GPU in one go: builds hadron, cuda_ops_test and moe_ops_bench for sm_90a, runs
 # the MoE op tests and the MoE kernel micro-benchmark, then batch-1 decode latency (in 128,
 # out 128, dummy weights) of Qwen3-30B-A3B and gpt-oss-20b with CUDA graphs (and eagerly when
-# MOE_EAGER=1). Each step has a time limit so a slow one cannot starve the next; logs go to
-# $OUT (else build-gpu/moe-logs), 8 files at most.
+# MOE_EAGER=1; with MOE_NSYS=1 and nsys on the machine, a per-kernel summary of 32 decoded
+# tokens of each). Each step has a time limit so a slow one cannot starve the next; logs go
+# to $OUT (else build-gpu/moe-logs), 8 files at most.
 #
 #   bench/run_moe_gpu.sh CONFIGS_DIR     e.g. .fixture-work/shared/data/configs
 set -uo pipefail
@@ -56,4 +57,18 @@ latency qwen3-30b-a3b-graphs Qwen__Qwen3-30B-A3B
 if [[ ${MOE_EAGER:-0} == 1 ]]; then
   latency qwen3-30b-a3b-eager Qwen__Qwen3-30B-A3B --enforce-eager
   latency gpt-oss-20b-eager openai__gpt-oss-20b --enforce-eager
+fi
+nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+  2>/dev/null | head -n1)
+if [[ ${MOE_NSYS:-0} == 1 && -n $nsys ]]; then
+  for model in Qwen__Qwen3-30B-A3B openai__gpt-oss-20b; do  # kernels of graph nodes one by one
+    timeout 150 "$nsys" profile --trace=cuda --cuda-graph-trace=node --force-overwrite true \
+      -o "/tmp/nsys-$model" "$build/hadron" bench latency --model "$configs/$model" \
+      --load-format dummy --batch 1 --input-len 128 --output-len 32 >/dev/null 2>&1 &&
+      timeout 60 "$nsys" stats --report cuda_gpu_kern_sum --format csv --force-overwrite true \
+        -o "/tmp/kern-$model" "/tmp/nsys-$model.nsys-rep" >/dev/null 2>&1
+    echo "== $model" >>"$logs/kernels.csv"
+    cat /tmp/kern-"$model"*.csv >>"$logs/kernels.csv" 2>/dev/null || echo "nsys failed" >>"$logs/kernels.csv"
+  done
+  echo "per-kernel summary: kernels.csv" | tee -a "$summary"
 fi

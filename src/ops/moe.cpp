@@ -12,8 +12,8 @@ float fp4_e2m1_value(uint8_t code) {
 
 float e8m0_value(uint8_t scale) { return std::ldexp(1.0f, static_cast<int>(scale) - 127); }
 
-void decode_mxfp4_rows(const uint8_t* blocks, const uint8_t* scales, int64_t n_rows,
-                       int64_t cols, float* out) {
+void decode_mxfp4_rows(const uint8_t* blocks, const uint8_t* scales, int64_t n_rows, int64_t cols,
+                       float* out) {
   constexpr int64_t kBlockValues = 32, kBlockBytes = 16;
   const int64_t n_blocks = n_rows * cols / kBlockValues;
   for (int64_t block = 0; block < n_blocks; ++block) {

@@ -48,10 +48,10 @@ struct MoeExpertParams {
 // bytes (two e2m1 codes a byte, the even element in the low nibble) with one e8m0 scale byte
 // per block (value 2^(scale - 127)).
 struct MoeExpertWeights {
-  Tensor gate_up;       // [E, 2I, H]; MXFP4: U8 [E, 2I, H / 2]
-  Tensor gate_up_bias;  // [E, 2I] or undefined
-  Tensor down;          // [E, H, I]; MXFP4: U8 [E, H, I / 2]
-  Tensor down_bias;     // [E, H] or undefined
+  Tensor gate_up;           // [E, 2I, H]; MXFP4: U8 [E, 2I, H / 2]
+  Tensor gate_up_bias;      // [E, 2I] or undefined
+  Tensor down;              // [E, H, I]; MXFP4: U8 [E, H, I / 2]
+  Tensor down_bias;         // [E, H] or undefined
   Tensor gate_up_scales{};  // MXFP4 only: U8 [E, 2I, H / 32]
   Tensor down_scales{};     // MXFP4 only: U8 [E, H, I / 32]
 
@@ -66,7 +66,7 @@ float fp4_e2m1_value(uint8_t code);
 float e8m0_value(uint8_t scale);
 // Decodes `n_rows` MXFP4 rows of `cols` values (blocks: n_rows * cols / 2 bytes, scales:
 // n_rows * cols / 32 bytes) into out [n_rows, cols].
-void decode_mxfp4_rows(const uint8_t* blocks, const uint8_t* scales, int64_t n_rows,
-                       int64_t cols, float* out);
+void decode_mxfp4_rows(const uint8_t* blocks, const uint8_t* scales, int64_t n_rows, int64_t cols,
+                       float* out);
 
 }  // namespace hadron

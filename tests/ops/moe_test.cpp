@@ -111,7 +111,8 @@ struct Mxfp4Weights {
 class MoeExpertsTest : public MoeTest {
  protected:
   Mxfp4Weights random_mxfp4(int64_t n_rows, int64_t cols) {
-    Mxfp4Weights w{std::vector<uint8_t>(n_rows * cols / 2), std::vector<uint8_t>(n_rows * cols / 32)};
+    Mxfp4Weights w{std::vector<uint8_t>(n_rows * cols / 2),
+                   std::vector<uint8_t>(n_rows * cols / 32)};
     std::uniform_int_distribution<int> byte(0, 255), scale(116, 122), rare(0, 63);
     for (uint8_t& b : w.blocks) b = static_cast<uint8_t>(byte(rng_));
     for (uint8_t& s : w.scales) s = static_cast<uint8_t>(rare(rng_) == 0 ? 0 : scale(rng_));
@@ -197,8 +198,8 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
   Buffer workspace = gpu_->allocate(workspace_bytes);
   const Tensor workspace_view = workspace.view(DType::U8, {int64_t(workspace_bytes)});
   const MoeExpertParams params{c.activation, 7.0f, 1.702f, c.accumulate};
-  gpu_->moe_experts(x_gpu.tensor, ids_gpu.tensor, w_gpu.tensor, gpu_weights, params,
-                    workspace_view, out_gpu.tensor);
+  gpu_->moe_experts(x_gpu.tensor, ids_gpu.tensor, w_gpu.tensor, gpu_weights, params, workspace_view,
+                    out_gpu.tensor);
   cpu_->moe_experts(host_view(x, {T, H}), host_view_i32(ids, {T, k}), host_view(weights, {T, k}),
                     cpu_weights, params, Tensor{}, host_view(out, {T, H}));
   EXPECT_CLOSE(download(out_gpu.tensor), out, kGemmTol);

@@ -17,10 +17,12 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kAlignThreads = 1024;
-constexpr int kWarps = 8;     // warps per block in the expert products
-constexpr int kTokens = 4;    // tokens sharing each weight load
-constexpr int kDownRows = 8;  // output columns per block of the small-batch down kernel
+constexpr int kWarps = 8;         // warps per block in the expert products
+constexpr int kTokens = 4;        // tokens sharing each weight load
+constexpr int kDownRows = 8;      // output columns per block of the small-batch down kernel
+constexpr int kDownWarpRows = 4;  // of which one warp computes for one pair
 constexpr int kMaxPairs = kMoeSmallMaxTokens * 32;  // top-k <= 32
+constexpr double kPrefetchMaxBytes = 32 << 20;      // see launch_small
 static_assert(kMoeSmallMaxTokens <= kTokens);
 
 // One weight row as 16-byte chunks: 8 bf16, or 32 MXFP4 values with one scale byte each.
@@ -43,16 +45,54 @@ __device__ __forceinline__ WeightRow weight_row(const void* base, const uint8_t*
     return {reinterpret_cast<const uint4*>(static_cast<const bf16*>(base) + row * k), nullptr};
 }
 
-// Weights are read once per step: stream them past L1.
+// Weights are read once per step: stream them past L1, and first out of L2 (so the down
+// weights that the small-batch gate_up kernel prefetches into L2 stay there).
 __device__ __forceinline__ uint4 load_weights(const uint4* p) {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
+      : "l"(p), "l"(policy));
   return v;
 }
 
-// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode_chunk's values lack.
+// Block `part` of `n_parts` asks L2 to fetch its share of bytes [base, base + n_bytes), in
+// pieces from the lanes of one warp. The bulk prefetch takes 16-byte granules: the range
+// widens to them (a granule holding valid bytes lies in mapped memory).
+__device__ __forceinline__ void prefetch_l2_share(const void* base, int64_t n_bytes, int part,
+                                                  int n_parts, int lane) {
+  constexpr int64_t kPiece = 4096;
+  const auto start = reinterpret_cast<uintptr_t>(base);
+  n_bytes = (n_bytes + static_cast<int64_t>(start & 15) + 15) / 16 * 16;
+  base = reinterpret_cast<const void*>(start & ~uintptr_t{15});
+  const int64_t share = (n_bytes + 16 * n_parts - 1) / (16 * n_parts) * 16;
+  const int64_t begin = part * share, end = min(begin + share, n_bytes);
+  for (int64_t offset = begin + lane * kPiece; offset < end; offset += 32 * kPiece) {
+    const auto size = static_cast<uint32_t>(min(kPiece, end - offset));
+    asm volatile(
+        "cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const char*>(base) + offset),
+        "r"(size)
+        : "memory");
+  }
+}
+
+// Activations of this step (written by an earlier kernel): 16 bytes through the read-only path.
+__device__ __forceinline__ uint4 load_x(const bf16* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
+}
+
+// Eight bf16 (a uint4) as fp32: a bf16 is the top half of its fp32.
+__device__ __forceinline__ void unpack_bf16(const uint4& v, float (&out)[8]) {
+  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[2 * i] = __uint_as_float(words[i] << 16);
+    out[2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
+  }
+}
+
+// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode8's values lack.
 __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
   return scale <= 240 ? __int_as_float((scale + 14) << 23)
                       : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
@@ -65,13 +105,15 @@ __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
 template <bool kMxfp4>
 __device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[8]) {
   if constexpr (!kMxfp4) {
-    to_f32(reinterpret_cast<const Bf16x8&>(chunk), out);
+    unpack_bf16(chunk, out);
   } else {
     const uint32_t word = v == 0 ? chunk.x : v == 1 ? chunk.y : v == 2 ? chunk.z : chunk.w;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {  // codes i and i + 4 of the word (the low nibble first)
-      const uint32_t t = word >> (4 * i);
-      const uint32_t bits = ((t << 9) & 0x0E000E00u) | ((t << 12) & 0x80008000u);
+      // Bits 4i..4i+2 to 9..11 (and 16 up), bit 4i+3 to 15 (and 31).
+      const uint32_t magnitude = i < 3 ? word << (9 - 4 * i) : word >> 3;
+      const uint32_t sign = word << (12 - 4 * i);
+      const uint32_t bits = (magnitude & 0x0E000E00u) | (sign & 0x80008000u);
       __half2_raw raw;
       raw.x = static_cast<unsigned short>(bits & 0xFFFFu);
       raw.y = static_cast<unsigned short>(bits >> 16);
@@ -117,7 +159,7 @@ __device__ __forceinline__ void dot_rows(const WeightRow (&rows)[kRows],
         for (int m = 0; m < kMaxM; ++m) {
           if (m >= n_m) break;
           float xf[8];
-          to_f32(load8(x[m] + c * kValues + v * 8), xf);
+          unpack_bf16(load_x(x[m] + c * kValues + v * 8), xf);
 #pragma unroll
           for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -194,7 +236,7 @@ __device__ __forceinline__ void gate_up_tokens(const MoeExpertsArgs& a, const Ga
 // that expert; only the expert's first pair's blocks run (the others exit at once).
 template <bool kMxfp4>
 __global__ void __launch_bounds__(kWarps * 32, 2)
-    moe_small_gate_up_kernel(MoeExpertsArgs a, bf16* activated) {
+    moe_small_gate_up_kernel(MoeExpertsArgs a, bf16* activated, bool prefetch_down) {
   pdl_wait();
   pdl_launch_dependents();
   const int n_pairs = static_cast<int>(a.n_tokens) * a.top_k, p = blockIdx.y;
@@ -206,28 +248,38 @@ __global__ void __launch_bounds__(kWarps * 32, 2)
   const int64_t i = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
   if (i >= a.inter) return;
   const GateUpRows g = gate_up_rows<kMxfp4>(a, e, i);
-  const bf16* x[kTokens];
-  int rows[kTokens];
-  int n_m = 0;
-  for (int q = p; q < n_pairs; ++q) {
-    if (a.topk_ids[q] != e) continue;
-    rows[n_m] = q;
-    x[n_m] = static_cast<const bf16*>(a.x) + int64_t{q / a.top_k} * a.hidden;
-    if (++n_m == kTokens) {
-      for (int m = n_m; m < kTokens; ++m) x[m] = x[0], rows[m] = rows[0];
-      gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
-      n_m = 0;
+  // The pairs routed to e from p on, kTokens at a time (a token's experts are distinct, so
+  // up to kMoeSmallMaxTokens tokens take one round); arrays indexed by constants only.
+  for (int q = p; q < n_pairs;) {
+    const bf16* x[kTokens];
+    int rows[kTokens];
+    int n_m = 0;
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m) {
+      while (q < n_pairs && a.topk_ids[q] != e) ++q;
+      rows[m] = q < n_pairs ? q : (m == 0 ? 0 : rows[0]);
+      x[m] = static_cast<const bf16*>(a.x) + int64_t{rows[m] / a.top_k} * a.hidden;
+      if (q < n_pairs) ++n_m, ++q;
     }
-  }
-  if (n_m > 0) {
-    for (int m = n_m; m < kTokens; ++m) x[m] = x[0], rows[m] = rows[0];
+    if (n_m == 0) break;
     gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
+  }
+  if (prefetch_down && threadIdx.x < 32) {  // expert e's down weights into L2 for the next kernel
+    const int64_t n_values = a.hidden * a.inter;
+    const auto* down = static_cast<const char*>(a.down);
+    if constexpr (kMxfp4) {
+      prefetch_l2_share(down + e * n_values / 2, n_values / 2, blockIdx.x, gridDim.x, lane);
+      prefetch_l2_share(a.down_scales + e * n_values / 32, n_values / 32, blockIdx.x, gridDim.x,
+                        lane);
+    } else {
+      prefetch_l2_share(down + e * n_values * 2, n_values * 2, blockIdx.x, gridDim.x, lane);
+    }
   }
 }
 
-// Block b: output columns h0 = b * kDownRows.. of every token. Warp w computes
-// down_h . activated[p] + b for pairs p = w, w + kWarps, ..; then each thread sums one
-// (token, column) over the token's slots in order.
+// Block b: output columns h0 = b * kDownRows.. of every token. The warps share out
+// (pair, kDownWarpRows columns) items, computing down_h . activated[p] + b; then each
+// thread sums one (token, column) over the token's slots in order.
 template <bool kMxfp4>
 __global__ void __launch_bounds__(kWarps * 32)
     moe_small_down_kernel(MoeExpertsArgs a, const bf16* activated) {
@@ -237,21 +289,23 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int n_pairs = static_cast<int>(a.n_tokens) * a.top_k;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t h0 = blockIdx.x * int64_t{kDownRows};
-  for (int p = warp; p < n_pairs; p += kWarps) {
-    const int e = a.topk_ids[p];
+  constexpr int kGroups = kDownRows / kDownWarpRows;
+  for (int item = warp; item < n_pairs * kGroups; item += kWarps) {
+    const int p = item / kGroups, e = a.topk_ids[p];
+    const int64_t first = h0 + item % kGroups * kDownWarpRows;
     if (!valid_expert(a, e)) continue;  // skipped by the sum below too
-    WeightRow rows[kDownRows];
+    WeightRow rows[kDownWarpRows];
 #pragma unroll
-    for (int r = 0; r < kDownRows; ++r)
+    for (int r = 0; r < kDownWarpRows; ++r)
       rows[r] = weight_row<kMxfp4>(a.down, a.down_scales,
-                                   e * a.hidden + min(h0 + r, a.hidden - 1), a.inter);
+                                   e * a.hidden + min(first + r, a.hidden - 1), a.inter);
     const bf16* const x[1] = {activated + int64_t{p} * a.inter};
-    float acc[1][kDownRows] = {};
-    dot_rows<kMxfp4, kDownRows, 1>(rows, x, 1, a.inter, lane, acc);
+    float acc[1][kDownWarpRows] = {};
+    dot_rows<kMxfp4, kDownWarpRows, 1>(rows, x, 1, a.inter, lane, acc);
 #pragma unroll
-    for (int r = 0; r < kDownRows; ++r)
-      if (r == lane && h0 + r < a.hidden)
-        results[p][r] = acc[0][r] + bias_at(a.down_bias, e * a.hidden + h0 + r);
+    for (int r = 0; r < kDownWarpRows; ++r)
+      if (r == lane && first + r < a.hidden)
+        results[p][first - h0 + r] = acc[0][r] + bias_at(a.down_bias, e * a.hidden + first + r);
   }
   __syncthreads();
   auto* out = static_cast<bf16*>(a.out);
@@ -376,20 +430,23 @@ __global__ void moe_combine_kernel(MoeExpertsArgs a, MoeWorkspace w) {
 size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <bool kMxfp4>
-void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
-                  cudaStream_t stream) {
+void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
   auto* activated = static_cast<bf16*>(workspace.activated);
+  const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
-                          static_cast<unsigned>(args.n_tokens * args.top_k));
+                          static_cast<unsigned>(n_pairs));
+  // Prefetching the routed experts' down weights into L2 pays when they fit beside the
+  // gate_up stream (L2 is 50 MB on H100 and H200); else they would be read twice.
+  const double down_bytes = args.hidden * args.inter * (kMxfp4 ? 0.5 + 1.0 / 32 : 2.0);
+  const bool prefetch_down = n_pairs * down_bytes <= kPrefetchMaxBytes;
   launch_pdl(moe_small_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
-             activated);
+             activated, prefetch_down);
   launch_pdl(moe_small_down_kernel<kMxfp4>, static_cast<unsigned>(ceil_div(args.hidden, kDownRows)),
              kWarps * 32, 0, stream, args, activated);
 }
 
 template <bool kMxfp4>
-void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
-                   cudaStream_t stream) {
+void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
   launch_pdl(moe_align_kernel, 1, kAlignThreads, align_shared, stream, args.topk_ids,
