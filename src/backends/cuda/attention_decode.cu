@@ -59,6 +59,10 @@ __device__ __forceinline__ int active_splits(int keys, int chunk) {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It joins
 // the denominator once: where the output is written, never per split.
 __device__ __forceinline__ float sink_log2(const AttentionArgs& args, int head) {
@@ -144,9 +148,6 @@ __global__ void __launch_bounds__(kThreads)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
   constexpr int kChunks = kD / 8, kRing = kStages<kD>;
   extern __shared__ __align__(128) unsigned char smem[];
-  pdl_wait();
-  pdl_launch_dependents();
-
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int group_size = args.n_heads / args.n_kv_heads;
   const int kv_len = args.seq_lens_kv[seq];
@@ -154,25 +155,9 @@ __global__ void __launch_bounds__(kThreads)
   // This sequence's keys in chunks of whole tiles; the splits past its last key return at once and
   // the combine pass skips them.
   const int chunk = split_chunk(kv_len - first, gridDim.x);
-  if (split >= active_splits(kv_len - first, chunk)) return;
+  const bool active = split < active_splits(kv_len - first, chunk);
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int token = args.cu_seqlens_q[seq];
-
-  // Q as the A operand, pre-split per k-step: row lane / 4 (a head of the group, zero past it),
-  // dims 16 ks + 2 (lane % 4) + {0, 1} and + 8.
-  const int row = lane / 4;
-  uint32_t qa[kD / 16][2];
-  {
-    const bf16* q = static_cast<const bf16*>(args.q) +
-                    (int64_t{token} * args.n_heads + kv_head * group_size + row) * kD +
-                    2 * (lane % 4);
-#pragma unroll
-    for (int ks = 0; ks < kD / 16; ++ks) {
-      qa[ks][0] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16) : 0u;
-      qa[ks][1] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16 + 8) : 0u;
-    }
-  }
 
   // Loading a tile: each cp.async instruction copies whole rows (kLanesPerRow lanes x 16 bytes,
   // 128-byte lines complete in one request), kRowsPerLoad keys at a time. Lane k < 16 resolves
@@ -215,12 +200,46 @@ __global__ void __launch_bounds__(kThreads)
     cp_async_commit();
   };
 
+  // Before the wait (launch.cuh): context lengths, query offsets and block tables are copied from
+  // the host, never written by a kernel, so the CTA can resolve its first tiles and prefetch their
+  // K/V rows into L2 while the kernel before it (which writes q and this step's K/V row) finishes.
+  // A prefetch returns no data: the loads after the wait read what L2 then holds, this step's row
+  // included.
+  int pages[kRing - 1];
+#pragma unroll
+  for (int j = 0; j < kRing - 1; ++j) {
+    pages[j] = active ? page_of(j) : -1;
+    if (pages[j] < 0) continue;
+    const int key = tile_key0(j) + slot_key;
+    const int64_t slot = int64_t{pages[j]} * args.block_size + key % args.block_size;
+    const char* row_bytes =
+        reinterpret_cast<const char*>((lane < kTileKeys ? k_cache : v_cache) + slot * slot_elems);
+#pragma unroll
+    for (int b = 0; b < kD * 2; b += 128) prefetch_l2(row_bytes + b);
+  }
+  const int token = args.cu_seqlens_q[seq];
+  pdl_wait();
+  pdl_launch_dependents();
+  if (!active) return;
+
+  // Q as the A operand, pre-split per k-step: row lane / 4 (a head of the group, zero past it),
+  // dims 16 ks + 2 (lane % 4) + {0, 1} and + 8.
+  const int row = lane / 4;
+  uint32_t qa[kD / 16][2];
+  {
+    const bf16* q = static_cast<const bf16*>(args.q) +
+                    (int64_t{token} * args.n_heads + kv_head * group_size + row) * kD +
+                    2 * (lane % 4);
+#pragma unroll
+    for (int ks = 0; ks < kD / 16; ++ks) {
+      qa[ks][0] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16) : 0u;
+      qa[ks][1] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16 + 8) : 0u;
+    }
+  }
+
   WarpState<kD> st;
 #pragma unroll
   for (int n = 0; n < kD / 8; ++n) st.o[n][0] = st.o[n][1] = st.o[n][2] = st.o[n][3] = 0;
-  int pages[kRing - 1];
-#pragma unroll
-  for (int j = 0; j < kRing - 1; ++j) pages[j] = page_of(j);
 #pragma unroll
   for (int j = 0; j < kRing - 1; ++j) load_tile(j, pages[j]);
   int next_page = page_of(kRing - 1);

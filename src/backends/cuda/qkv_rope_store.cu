@@ -1,8 +1,9 @@
 // Fused qkv split + per-head q/k RMSNorm + RoPE + paged KV write.
 // One warp per (token, head) of the n_heads + 2 n_kv_heads heads in a qkv row: q heads go to
-// q_out, k heads to k_cache[slot], v heads to v_cache[slot]. Each lane holds head_dim / 32
-// consecutive elements; the normalised head is staged in shared memory so RoPE can read the
-// partner of each element (d + rotary_dim/2 for neox, d ^ 1 for interleaved).
+// q_out, k heads to k_cache[slot], v heads to v_cache[slot]. Each lane loads and stores its
+// head_dim / 32 consecutive elements as one vector (all pointers 16-byte aligned); the
+// normalised head is staged in shared memory so RoPE can read the partner of each element
+// (d + rotary_dim/2 for neox, d ^ 1 for interleaved).
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -13,25 +14,64 @@ namespace {
 
 constexpr int kWarps = 4;
 
+// kN consecutive bf16 (4, 8 or 16 bytes) in one load or store, converted to and from fp32.
+template <int kN>
+struct Packed;
+template <>
+struct Packed<2> {
+  using Raw = uint32_t;
+};
+template <>
+struct Packed<4> {
+  using Raw = uint2;
+};
+template <>
+struct Packed<8> {
+  using Raw = uint4;
+};
+template <int kN>
+__device__ __forceinline__ void load_f32(const bf16* p, float (&out)[kN]) {
+  const auto raw = *reinterpret_cast<const typename Packed<kN>::Raw*>(p);
+  const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kN / 2; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+template <int kN>
+__device__ __forceinline__ void store_f32(bf16* p, const float (&in)[kN]) {
+  typename Packed<kN>::Raw raw;
+  auto* pairs = reinterpret_cast<__nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kN / 2; ++i) pairs[i] = __floats2bfloat162_rn(in[2 * i], in[2 * i + 1]);
+  *reinterpret_cast<typename Packed<kN>::Raw*>(p) = raw;
+}
+
 template <int kHeadDim>
 __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStoreArgs args) {
   constexpr int kPerLane = kHeadDim / 32;
   __shared__ float staged[kWarps][kHeadDim];
-  pdl_wait();
-  pdl_launch_dependents();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t heads_per_token = args.n_heads + 2 * args.n_kv_heads;
   const int64_t item = blockIdx.x * int64_t{kWarps} + warp;
-  if (item >= args.n_tokens * heads_per_token) return;
+  const bool in_range = item < args.n_tokens * heads_per_token;
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
   const bool is_q = head < args.n_heads, is_k = !is_q && head < args.n_heads + args.n_kv_heads;
+  // The norm weights are constants: read before waiting on the kernel that wrote qkv.
+  const bf16* norm = static_cast<const bf16*>(is_q ? args.q_norm : is_k ? args.k_norm : nullptr);
+  float norm_weight[kPerLane];
+  if (in_range && norm != nullptr) load_f32<kPerLane>(norm + lane * kPerLane, norm_weight);
+  pdl_wait();
+  pdl_launch_dependents();
+  if (!in_range) return;
   const int32_t slot = args.slot_mapping[t];
   if (!is_q && slot < 0) return;  // padding token: no cache write
 
   const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * kHeadDim;
   float x[kPerLane];
-#pragma unroll
-  for (int e = 0; e < kPerLane; ++e) x[e] = __bfloat162float(src[lane * kPerLane + e]);
+  load_f32<kPerLane>(src + lane * kPerLane, x);
 
   bf16* dst;
   if (is_q) {
@@ -42,29 +82,27 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
     dst = cache + (int64_t{slot} * args.n_kv_heads + kv_head) * kHeadDim;
   }
   if (!is_q && !is_k) {  // v: a plain copy
-#pragma unroll
-    for (int e = 0; e < kPerLane; ++e) dst[lane * kPerLane + e] = __float2bfloat16(x[e]);
+    store_f32<kPerLane>(dst + lane * kPerLane, x);
     return;
   }
-  const bf16* norm = static_cast<const bf16*>(is_q ? args.q_norm : args.k_norm);
   if (norm != nullptr) {
     float sum_squares = 0;
 #pragma unroll
     for (int e = 0; e < kPerLane; ++e) sum_squares += x[e] * x[e];
     const float inv_rms = rsqrtf(warp_sum(sum_squares) / kHeadDim + args.eps);
 #pragma unroll
-    for (int e = 0; e < kPerLane; ++e)
-      x[e] = x[e] * inv_rms * __bfloat162float(norm[lane * kPerLane + e]);
+    for (int e = 0; e < kPerLane; ++e) x[e] = x[e] * inv_rms * norm_weight[e];
   }
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) staged[warp][lane * kPerLane + e] = x[e];
   __syncwarp();
   const int64_t half = args.rotary_dim / 2;
   const float* rope_row = args.cos_sin + int64_t{args.positions[t]} * args.rotary_dim;
+  float result[kPerLane];
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) {
     const int d = lane * kPerLane + e;
-    float value = x[e];
+    result[e] = x[e];
     if (d < args.rotary_dim) {
       int pair, partner;
       bool first;
@@ -79,10 +117,10 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
       }
       const float cos = rope_row[pair], sin = rope_row[half + pair];
       const float other = staged[warp][partner];
-      value = first ? value * cos - other * sin : value * cos + other * sin;
+      result[e] = first ? x[e] * cos - other * sin : x[e] * cos + other * sin;
     }
-    dst[d] = __float2bfloat16(value);
   }
+  store_f32<kPerLane>(dst + lane * kPerLane, result);
 }
 
 template <int kHeadDim>
@@ -96,6 +134,11 @@ void launch_with(const QkvRopeStoreArgs& args, cudaStream_t stream) {
 
 void launch_qkv_rope_store(const QkvRopeStoreArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
+  for (const void* p : {args.qkv, args.q_norm, args.k_norm, static_cast<const void*>(args.k_cache),
+                        static_cast<const void*>(args.v_cache),
+                        static_cast<const void*>(args.q_out)})
+    if (const int misalignment = static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16))
+      fail_dispatch("qkv_rope_store tensor address mod 16", misalignment, {0});
   switch (args.head_dim) {
     case 64: return launch_with<64>(args, stream);
     case 128: return launch_with<128>(args, stream);

@@ -1,6 +1,7 @@
 // RMSNorm and fused residual-add + RMSNorm over rows of `width` bf16 values.
 // One block per row; each thread keeps its 8-element vectors in registers between the
-// sum-of-squares pass and the scaling pass, so the row is read once and written once.
+// sum-of-squares pass and the scaling pass, so the row is read once and written once. The
+// weight (a constant) is read before waiting on the kernel that wrote x (launch.cuh).
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -16,10 +17,16 @@ template <int kVectors, bool kAdd>
 __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16* residual,
                                                             const bf16* weight, bf16* out,
                                                             int64_t width, float eps) {
-  pdl_wait();
-  pdl_launch_dependents();
   const int64_t row = blockIdx.x;
   const int64_t n_vec = width / 8;
+  Bf16x8 w[kVectors];
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    const int64_t c = threadIdx.x + j * kThreads;
+    if (c < n_vec) w[j] = load8(weight + c * 8);
+  }
+  pdl_wait();
+  pdl_launch_dependents();
   float values[kVectors][8];
   float sum_squares = 0;
 #pragma unroll
@@ -55,10 +62,10 @@ __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16*
   for (int j = 0; j < kVectors; ++j) {
     const int64_t c = threadIdx.x + j * kThreads;
     if (c >= n_vec) break;
-    float w[8], result[8];
-    to_f32(load8(weight + c * 8), w);
+    float scale[8], result[8];
+    to_f32(w[j], scale);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) result[e] = values[j][e] * inv_rms * w[e];
+    for (int e = 0; e < 8; ++e) result[e] = values[j][e] * inv_rms * scale[e];
     store8(out + row * width + c * 8, from_f32(result));
   }
 }
