@@ -10,6 +10,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/moe_grouped_gemm.cuh"
 #include "backends/cuda/moe_kernels.h"
 #include "backends/cuda/vec.cuh"
 
@@ -183,13 +184,6 @@ __device__ __forceinline__ void dot_rows(const WeightRow (&rows)[kRows],
     for (int r = 0; r < kRows; ++r) acc[m][r] = warp_sum(acc[m][r]);
 }
 
-__device__ __forceinline__ float activate(const MoeExpertsArgs& a, float gate, float up) {
-  if (!a.interleaved_clamped) return gate / (1.0f + expf(-gate)) * up;
-  gate = fminf(gate, a.swiglu_limit);
-  up = fminf(fmaxf(up, -a.swiglu_limit), a.swiglu_limit);
-  return (up + 1.0f) * gate / (1.0f + expf(-a.swiglu_alpha * gate));
-}
-
 __device__ __forceinline__ float bias_at(const void* bias, int64_t i) {
   return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const bf16*>(bias)[i]);
 }
@@ -227,7 +221,7 @@ __device__ __forceinline__ void gate_up_tokens(const MoeExpertsArgs& a, const Ga
     for (int m = 0; m < kTokens; ++m)
       if (m == lane)
         activated[rows[m] * a.inter + i] =
-            __float2bfloat16(activate(a, acc[m][0] + g.gate_bias, acc[m][1] + g.up_bias));
+            __float2bfloat16(moe_activate(a, acc[m][0] + g.gate_bias, acc[m][1] + g.up_bias));
 }
 
 // ---- Small batches: pairs in routing order, activated [n_pairs, inter] ----
@@ -453,10 +447,16 @@ void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cu
              static_cast<int>(n_pairs), args.n_experts, workspace);
   // At most min(E, pairs) experts are active; blocks past the active count exit at once.
   const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
-  const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
-  launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args, workspace);
-  const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
-  launch_pdl(moe_down_kernel<kMxfp4>, down_grid, kWarps * 32, 0, stream, args, workspace);
+  if (!kMxfp4 && args.n_tokens >= kMoeMmaMinTokens) {
+    launch_moe_gate_up_mma(args, workspace, stream);
+    launch_moe_down_mma(args, workspace, stream);
+  } else {
+    const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
+    launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
+               workspace);
+    const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
+    launch_pdl(moe_down_kernel<kMxfp4>, down_grid, kWarps * 32, 0, stream, args, workspace);
+  }
   const int combine_threads = static_cast<int>(std::min<int64_t>(256, ceil_div(args.hidden, 8)));
   launch_pdl(moe_combine_kernel, static_cast<unsigned>(args.n_tokens), combine_threads, 0, stream,
              args, workspace);

@@ -63,7 +63,10 @@ struct MoeExpertsArgs {
 // (token, slot) pairs by expert, runs each expert's gate_up and down products over its rows,
 // and combines the rows per token in slot order. Either way each expert's weights are read
 // once per step and each output is summed in slot order (deterministic).
+// From kMoeMmaMinTokens tokens with bf16 weights, each expert's gate_up and down products run
+// on tensor cores (moe_grouped_gemm.cu); MXFP4 weights stay on the CUDA-core kernels.
 inline constexpr int kMoeSmallMaxTokens = 4;
+inline constexpr int kMoeMmaMinTokens = 32;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
 
