@@ -22,6 +22,7 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
 #include "core/dtype.h"
+#include "median_timing.h"
 
 namespace hadron::cuda {
 namespace {
@@ -76,28 +77,6 @@ class Arena {
   std::vector<uint16_t> pattern_bf16_;
   std::vector<float> pattern_f32_;
 };
-
-// Median time per launch of `launch(copy)` in microseconds, copy rotating over n_copies
-// input sets. Each repeat times kBatch back-to-back launches, so the launch latency that a
-// stream (or a graph) hides is not counted against short kernels.
-double median_us(cudaStream_t stream, int n_copies, const std::function<void(int)>& launch) {
-  constexpr int kWarmup = 5, kRepeats = 30, kBatch = 10;
-  for (int i = 0; i < kWarmup; ++i) launch(i % n_copies);
-  std::vector<cudaEvent_t> events(2 * kRepeats);
-  for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < kRepeats; ++i) {
-    CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-    for (int b = 0; b < kBatch; ++b) launch((i * kBatch + b) % n_copies);
-    CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(kRepeats);
-  for (int i = 0; i < kRepeats; ++i)
-    CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
-  std::nth_element(ms.begin(), ms.begin() + kRepeats / 2, ms.end());
-  return ms[kRepeats / 2] * 1000.0 / kBatch;
-}
 
 struct Row {
   std::string phase, op, shape, path;
@@ -222,7 +201,7 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
                        static_cast<int32_t*>(arena_.i32(cu)), static_cast<int32_t*>(arena_.i32(kv)),
                        static_cast<int32_t*>(arena_.i32(tables)), n_seqs, static_cast<int>(m),
                        q_len, kv_len, kBlockSize, blocks_per_seq, kHeads, kKvHeads, kHeadDim,
-                       0.0883883f, 0};
+                       0.0883883f, 0, nullptr};
     const double kv_bytes = 2.0 * 2 * n_seqs * kv_len * kKvHeads * kHeadDim;
     const double causal_pairs = n_seqs * (double(q_len) * kv_len - double(q_len) * (q_len - 1) / 2);
     const double attn_flops = 4.0 * causal_pairs * kHeads * kHeadDim;
@@ -344,7 +323,7 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
   AttentionArgs args{q, nullptr, nullptr, attn, static_cast<int32_t*>(arena_.i32(cu)),
                      static_cast<int32_t*>(arena_.i32(kv)), static_cast<int32_t*>(arena_.i32(tables)),
                      n_seqs, static_cast<int>(m), 1, kv_len, kBlockSize, blocks_per_seq, kHeads,
-                     kKvHeads, kHeadDim, 0.0883883f, 0};
+                     kKvHeads, kHeadDim, 0.0883883f, 0, nullptr};
   auto* workspace = static_cast<float*>(arena_.f32(decode_workspace_max_floats(n_sms_)));
   std::vector<float> zero_f(n_seqs, 0.0f), one_f(n_seqs, 1.0f);
   auto upload_f32 = [&](const std::vector<float>& v) {

@@ -17,31 +17,12 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/moe_kernels.h"
+#include "median_timing.h"
 
 namespace hadron::cuda {
 namespace {
 
 constexpr int kIdSets = 64;  // random routings cycled over by successive launches
-
-// Median microseconds per launch over repeats of kBatch back-to-back launches.
-double median_us(cudaStream_t stream, const std::function<void(int)>& launch) {
-  constexpr int kWarmup = 5, kRepeats = 30, kBatch = 10;
-  for (int i = 0; i < kWarmup; ++i) launch(i % kIdSets);
-  std::vector<cudaEvent_t> events(2 * kRepeats);
-  for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < kRepeats; ++i) {
-    CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-    for (int b = 0; b < kBatch; ++b) launch((i * kBatch + b) % kIdSets);
-    CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(kRepeats);
-  for (int i = 0; i < kRepeats; ++i)
-    CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
-  std::nth_element(ms.begin(), ms.begin() + kRepeats / 2, ms.end());
-  return ms[kRepeats / 2] * 1000.0 / kBatch;
-}
 
 // Device memory freed at exit.
 class Memory {
@@ -133,14 +114,14 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
     moe_workspace_layout(memory.upload(std::vector<uint8_t>(workspace_bytes)), n_pairs, E, H, I,
                          &workspace);
     const char* format = s.mxfp4 ? "mxfp4" : "bf16";
-    const double route_us = median_us(stream, [&](int c) {
+    const double route_us = median_us(stream, kIdSets, [&](int c) {
       const MoeRouteArgs args{logits[c], nullptr,     false,   route_ids, route_weights,
                               n_tokens,  s.n_experts, s.top_k, false,     true,
                               1,         1,           1.0f};
       launch_moe_route(args, stream);
     });
     rows.push_back({s.model, "route", "f32", n_tokens, route_us, n_tokens * E * 4.0});
-    const double experts_us = median_us(stream, [&](int c) {
+    const double experts_us = median_us(stream, kIdSets, [&](int c) {
       const MoeExpertsArgs args{
           x,         ids[c],         weights,     gate_up,   gate_up_bias, down,
           down_bias, gate_up_scales, down_scales, out,       n_tokens,     H,

@@ -17,16 +17,7 @@ mkdir -p "$logs"
 summary=$logs/summary.txt
 [[ -f .deps/env.sh ]] && source .deps/env.sh
 
-step() {  # step NAME LOG SECONDS COMMAND...: runs under a time limit, keeps the log
-  local name=$1 log=$2 limit=$3 start=$SECONDS
-  shift 3
-  timeout "$limit" "$@" >>"$logs/$log" 2>&1
-  local status=$?
-  printf '%-22s %-7s %4ds  (%s)\n' "$name" \
-    "$([[ $status == 0 ]] && echo ok || echo "rc=$status")" $((SECONDS - start)) "$log" \
-    | tee -a "$summary"
-  return $status
-}
+source "$root/bench/gpu_steps.sh"
 
 latency() {  # latency LABEL CONFIG [FLAGS...]: one JSON line into moe.jsonl
   local label=$1 model=$configs/$2 start=$SECONDS line
