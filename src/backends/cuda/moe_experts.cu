@@ -83,16 +83,6 @@ __device__ __forceinline__ uint4 load_x(const bf16* p) {
   return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
-// Eight bf16 (a uint4) as fp32: a bf16 is the top half of its fp32.
-__device__ __forceinline__ void unpack_bf16(const uint4& v, float (&out)[8]) {
-  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    out[2 * i] = __uint_as_float(words[i] << 16);
-    out[2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
-  }
-}
-
 // 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode8's values lack.
 __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
   return scale <= 240 ? __int_as_float((scale + 14) << 23)
@@ -106,7 +96,7 @@ __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
 template <bool kMxfp4>
 __device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[8]) {
   if constexpr (!kMxfp4) {
-    unpack_bf16(chunk, out);
+    to_f32(reinterpret_cast<const Bf16x8&>(chunk), out);
   } else {
     const uint32_t word = v == 0 ? chunk.x : v == 1 ? chunk.y : v == 2 ? chunk.z : chunk.w;
 #pragma unroll
@@ -160,7 +150,8 @@ __device__ __forceinline__ void dot_rows(const WeightRow (&rows)[kRows],
         for (int m = 0; m < kMaxM; ++m) {
           if (m >= n_m) break;
           float xf[8];
-          unpack_bf16(load_x(x[m] + c * kValues + v * 8), xf);
+          const uint4 xv = load_x(x[m] + c * kValues + v * 8);
+          to_f32(reinterpret_cast<const Bf16x8&>(xv), xf);
 #pragma unroll
           for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -184,10 +175,6 @@ __device__ __forceinline__ void dot_rows(const WeightRow (&rows)[kRows],
     for (int r = 0; r < kRows; ++r) acc[m][r] = warp_sum(acc[m][r]);
 }
 
-__device__ __forceinline__ float bias_at(const void* bias, int64_t i) {
-  return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const bf16*>(bias)[i]);
-}
-
 __device__ __forceinline__ bool valid_expert(const MoeExpertsArgs& a, int e) {
   return e >= 0 && e < a.n_experts;
 }
@@ -200,12 +187,12 @@ struct GateUpRows {
 
 template <bool kMxfp4>
 __device__ __forceinline__ GateUpRows gate_up_rows(const MoeExpertsArgs& a, int e, int64_t i) {
-  const int64_t gate_idx = e * 2 * a.inter + (a.interleaved_clamped ? 2 * i : i);
-  const int64_t up_idx = e * 2 * a.inter + (a.interleaved_clamped ? 2 * i + 1 : a.inter + i);
+  const int64_t gate_idx = moe_gate_up_row(a, e, i, false);
+  const int64_t up_idx = moe_gate_up_row(a, e, i, true);
   return {{weight_row<kMxfp4>(a.gate_up, a.gate_up_scales, gate_idx, a.hidden),
            weight_row<kMxfp4>(a.gate_up, a.gate_up_scales, up_idx, a.hidden)},
-          bias_at(a.gate_up_bias, gate_idx),
-          bias_at(a.gate_up_bias, up_idx)};
+          moe_bias(a.gate_up_bias, gate_idx),
+          moe_bias(a.gate_up_bias, up_idx)};
 }
 
 // activated[rows[m], i] = act(gate . x[m] + b, up . x[m] + b) for n_m <= kTokens tokens.
@@ -299,7 +286,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int r = 0; r < kDownWarpRows; ++r)
       if (r == lane && first + r < a.hidden)
-        results[p][first - h0 + r] = acc[0][r] + bias_at(a.down_bias, e * a.hidden + first + r);
+        results[p][first - h0 + r] = acc[0][r] + moe_bias(a.down_bias, e * a.hidden + first + r);
   }
   __syncthreads();
   auto* out = static_cast<bf16*>(a.out);
@@ -381,7 +368,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeExpertsArgs a,
   const int64_t h = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
   if (h >= a.hidden) return;
   const WeightRow rows[1] = {weight_row<kMxfp4>(a.down, a.down_scales, e * a.hidden + h, a.inter)};
-  const float bias = bias_at(a.down_bias, e * a.hidden + h);
+  const float bias = moe_bias(a.down_bias, e * a.hidden + h);
   const int begin = w.offsets[e], end = w.offsets[e + 1];
   auto* expert_out = static_cast<bf16*>(w.expert_out);
   for (int m0 = begin; m0 < end; m0 += kTokens) {
@@ -445,12 +432,12 @@ void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cu
   const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
   launch_pdl(moe_align_kernel, 1, kAlignThreads, align_shared, stream, args.topk_ids,
              static_cast<int>(n_pairs), args.n_experts, workspace);
-  // At most min(E, pairs) experts are active; blocks past the active count exit at once.
-  const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
   if (!kMxfp4 && args.n_tokens >= kMoeMmaMinTokens) {
     launch_moe_gate_up_mma(args, workspace, stream);
     launch_moe_down_mma(args, workspace, stream);
   } else {
+    // At most min(E, pairs) experts are active; blocks past the active count exit at once.
+    const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
     const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
     launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
                workspace);

@@ -74,10 +74,6 @@ __device__ Tile find_tile(const MoeExpertsArgs& a, const MoeWorkspace& w) {
   return found;
 }
 
-__device__ __forceinline__ float bias_value(const void* bias, int64_t i) {
-  return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const bf16*>(bias)[i]);
-}
-
 template <Product kProduct>
 __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, MoeWorkspace w) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -115,11 +111,9 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
     const int j = row_in + i * kRowStride;
     if constexpr (kGateUp) {
       const int64_t idx = n0 + (j % (kBN / 2));
-      const bool up = j >= kBN / 2;
-      const int64_t row = a.interleaved_clamped ? 2 * idx + up : idx + (up ? a.inter : 0);
-      b_src[i] = idx < a.inter
-                     ? static_cast<const bf16*>(a.gate_up) + (e * 2 * a.inter + row) * a.hidden
-                     : nullptr;
+      b_src[i] = idx < a.inter ? static_cast<const bf16*>(a.gate_up) +
+                                     moe_gate_up_row(a, e, idx, j >= kBN / 2) * a.hidden
+                               : nullptr;
     } else {
       const int64_t row = n0 + j;
       b_src[i] = row < a.hidden
@@ -206,10 +200,10 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
         for (int nt = 0; nt < 4; ++nt) {
           const int64_t i = n0 + wn * 32 + nt * 8 + quad * 2 + (q & 1);
           if (i >= n_limit) continue;
-          const int64_t gate_row = a.interleaved_clamped ? 2 * i : i;
-          const int64_t up_row = a.interleaved_clamped ? 2 * i + 1 : a.inter + i;
-          const float gate = acc[mt][nt][q] + bias_value(a.gate_up_bias, e * 2 * a.inter + gate_row);
-          const float up = acc[mt][nt + 4][q] + bias_value(a.gate_up_bias, e * 2 * a.inter + up_row);
+          const float gate =
+              acc[mt][nt][q] + moe_bias(a.gate_up_bias, moe_gate_up_row(a, e, i, false));
+          const float up =
+              acc[mt][nt + 4][q] + moe_bias(a.gate_up_bias, moe_gate_up_row(a, e, i, true));
           activated[out_row * a.inter + i] = __float2bfloat16(moe_activate(a, gate, up));
         }
       } else {
@@ -219,7 +213,7 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
           const int64_t h = n0 + wn * 64 + nt * 8 + quad * 2 + (q & 1);
           if (h >= n_limit) continue;
           expert_out[out_row * a.hidden + h] =
-              __float2bfloat16(acc[mt][nt][q] + bias_value(a.down_bias, e * a.hidden + h));
+              __float2bfloat16(acc[mt][nt][q] + moe_bias(a.down_bias, e * a.hidden + h));
         }
       }
     }

@@ -1,13 +1,28 @@
 // Tensor-core grouped GEMMs over the expert-sorted pairs of moe_experts' large-batch path
-// (moe_grouped_gemm.cu), and the experts' activation shared with the CUDA-core kernels.
+// (moe_grouped_gemm.cu), and the device helpers both expert paths share (which rows of the
+// stacked gate_up matrix an intermediate index uses, biases, the activation).
 // Included by .cu files only.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "backends/cuda/moe_kernels.h"
 
 namespace hadron::cuda {
+
+// Row of expert e's gate (up = false) or up projection for intermediate index i in the stacked
+// [n_experts, 2 inter, hidden] gate_up weights (and its [n_experts, 2 inter] bias):
+// [gate | up] halves, or gpt-oss's interleaved gate, up pairs.
+__device__ __forceinline__ int64_t moe_gate_up_row(const MoeExpertsArgs& a, int64_t e, int64_t i,
+                                                   bool up) {
+  return e * 2 * a.inter + (a.interleaved_clamped ? 2 * i + up : i + (up ? a.inter : 0));
+}
+
+// bias[i] as fp32, 0 without a bias (bf16).
+__device__ __forceinline__ float moe_bias(const void* bias, int64_t i) {
+  return bias == nullptr ? 0.0f : __bfloat162float(static_cast<const __nv_bfloat16*>(bias)[i]);
+}
 
 // SwiGLU on (gate, up), or gpt-oss's clamped variant: up and gate clamped to the limit,
 // (up + 1) * gate * sigmoid(alpha * gate).
