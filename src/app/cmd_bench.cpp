@@ -107,6 +107,19 @@ void run_latency(BenchArgs args) {
   std::printf("  end to end: %.4f s (model load %.2f s)\n", prefill_s + decode_s, load_seconds);
 }
 
+// "<name>": {"steps": .., "tokens": .., "seconds": ..} then `after`.
+void print_step_kind_json(const char* name, const StepKindStats& kind, const char* after) {
+  std::printf("\"%s\": {\"steps\": %lld, \"tokens\": %lld, \"seconds\": %.3f}%s", name,
+              static_cast<long long>(kind.n_steps), static_cast<long long>(kind.n_tokens),
+              kind.seconds, after);
+}
+
+void print_step_kind(const char* name, const StepKindStats& kind) {
+  std::printf("  %s steps: %lld, %lld tokens, %.2f s (%.2f ms each)\n", name,
+              static_cast<long long>(kind.n_steps), static_cast<long long>(kind.n_tokens),
+              kind.seconds, 1e3 * kind.seconds / std::max<int64_t>(1, kind.n_steps));
+}
+
 void run_throughput(BenchArgs args) {
   if (args.engine.max_model_len == 0) args.engine.max_model_len = args.input_len + args.output_len;
   finish_engine_options(args.engine, args.load_format);
@@ -128,16 +141,22 @@ void run_throughput(BenchArgs args) {
   const double out_tps = stats.generated_tokens / stats.seconds;
   const double host_ms_per_step =
       1e3 * stats.engine.host_seconds / std::max<int64_t>(1, stats.engine.n_steps);
+  const EngineStats& e = stats.engine;
   if (args.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"num_prompts\": %lld, \"input_len\": "
                 "%lld, \"output_len\": %lld, \"seconds\": %.3f, \"requests_per_s\": %.3f, "
                 "\"input_tok_s\": %.1f, \"output_tok_s\": %.1f, \"total_tok_s\": %.1f, "
-                "\"steps\": %lld, \"preemptions\": %lld, \"host_ms_per_step\": %.4f}\n",
+                "\"steps\": %lld, \"preemptions\": %lld, \"recomputed_tokens\": %lld, "
+                "\"host_ms_per_step\": %.4f, ",
                 model->config().architecture.c_str(), model->backend().name().c_str(),
                 static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
                 static_cast<long long>(args.output_len), stats.seconds, rps, in_tps, out_tps,
                 in_tps + out_tps, static_cast<long long>(stats.steps),
-                static_cast<long long>(stats.engine.n_preemptions), host_ms_per_step);
+                static_cast<long long>(e.n_preemptions),
+                static_cast<long long>(e.n_recomputed_tokens), host_ms_per_step);
+    print_step_kind_json("decode_steps", e.decode_steps, ", ");
+    print_step_kind_json("mixed_steps", e.mixed_steps, ", ");
+    print_step_kind_json("prefill_steps", e.prefill_steps, "}\n");
     return;
   }
   std::printf("%lld prompts, input %lld, output %lld on %s in %.2f s (%lld steps, %lld preemptions)\n",
@@ -148,6 +167,11 @@ void run_throughput(BenchArgs args) {
   std::printf("  %.2f requests/s, %.1f input tok/s, %.1f output tok/s, %.1f total tok/s\n", rps,
               in_tps, out_tps, in_tps + out_tps);
   std::printf("  host scheduling + postprocessing: %.3f ms per step\n", host_ms_per_step);
+  std::printf("  %lld tokens recomputed after preemption\n",
+              static_cast<long long>(e.n_recomputed_tokens));
+  print_step_kind("decode-only", e.decode_steps);
+  print_step_kind("mixed", e.mixed_steps);
+  print_step_kind("prefill-only", e.prefill_steps);
 }
 
 void add_shape_flags(CLI::App& command, BenchArgs& args) {

@@ -168,8 +168,30 @@ SchedulerOutput Engine::schedule_step() {
             static_cast<int64_t>(seq.tokens.size()) >= model_.max_model_len());
   });
   plan.n_tokens = 0;
-  for (const ScheduledSeq& s : plan.seqs) plan.n_tokens += s.n_tokens;
+  for (const ScheduledSeq& s : plan.seqs) {
+    plan.n_tokens += s.n_tokens;
+    const int64_t lost = std::min(s.seq->n_computed + s.n_tokens, s.seq->n_computed_lost);
+    n_recomputed_tokens_ += std::max<int64_t>(0, lost - s.seq->n_computed);
+  }
   return plan;
+}
+
+StepKindStats* Engine::count_step(const SchedulerOutput& plan) {
+  int64_t n_decodes = 0;
+  for (const ScheduledSeq& s : plan.seqs) n_decodes += s.n_tokens == 1;
+  StepKindStats* kind = n_decodes == static_cast<int64_t>(plan.seqs.size()) ? &decode_steps_
+                        : n_decodes == 0                                      ? &prefill_steps_
+                                                                              : &mixed_steps_;
+  ++kind->n_steps;
+  kind->n_tokens += plan.n_tokens;
+  return kind;
+}
+
+void Engine::charge_readback(StepKindStats* kind) {
+  const auto now = std::chrono::steady_clock::now();
+  if (last_readback_ && kind)
+    kind->seconds += std::chrono::duration<double>(now - *last_readback_).count();
+  last_readback_ = now;
 }
 
 std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) const {
@@ -205,6 +227,7 @@ void Engine::collect(const InFlight& in_flight, std::vector<RequestOutput>& outp
   const auto start = std::chrono::steady_clock::now();
   const std::vector<int32_t> tokens = model_.runner().take_tokens();
   runner_seconds_ += seconds_since(start);
+  charge_readback(in_flight.kind);
   for (size_t row = 0; row < in_flight.producers.size(); ++row) {
     Sequence* seq = in_flight.producers[row];
     if (seq == nullptr) continue;
@@ -236,6 +259,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
   const auto start = std::chrono::steady_clock::now();
   std::vector<float> logits = model_.runner().step(steps);
   runner_seconds_ += seconds_since(start);
+  charge_readback(count_step(plan));
   scheduler_.on_step_done(plan);
   const int64_t vocab = model_.config().vocab_size;
   int64_t row = 0;
@@ -257,6 +281,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
 
 std::vector<RequestOutput> Engine::step() {
   const auto step_start = std::chrono::steady_clock::now();
+  if (!last_readback_) last_readback_ = step_start;
   const double runner_before = runner_seconds_;
   std::vector<RequestOutput> outputs;
   std::vector<Sequence*> finished;
@@ -276,6 +301,7 @@ std::vector<RequestOutput> Engine::step() {
   } else if (on_device) {
     const std::vector<SequenceStep> steps = build_steps(plan);
     InFlight launched = launch(plan, steps);
+    launched.kind = count_step(plan);
     if (in_flight_) {  // the previous step's tokens, while the device runs this one
       collect(*in_flight_, outputs, finished);
       in_flight_.reset();
@@ -360,7 +386,8 @@ EngineStats Engine::stats() const {
   const BlockManager& blocks = model_.blocks();
   return {scheduler_.n_running(),    scheduler_.n_waiting(),        blocks.usage(),
           blocks.stats().queried_tokens, blocks.stats().hit_tokens, n_preemptions_,
-          n_steps_,                  host_seconds_};
+          n_steps_,                  host_seconds_,                 decode_steps_,
+          mixed_steps_,              prefill_steps_,                n_recomputed_tokens_};
 }
 
 }  // namespace hadron

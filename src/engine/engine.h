@@ -10,6 +10,7 @@
 // in flight first, so their outputs are exactly the synchronous ones.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,6 +41,16 @@ struct RequestOutput {
   int64_t n_output_tokens = 0;         // so far
 };
 
+// Steps of one kind: decode-only (every sequence computes one token), mixed (decodes next to
+// prefill chunks) or prefill-only. `seconds` is wall time between consecutive readbacks of
+// sampled tokens, charged to the step read back: each step's device time while the host keeps
+// ahead of the device (async scheduling), else host plus device time.
+struct StepKindStats {
+  int64_t n_steps = 0;
+  int64_t n_tokens = 0;
+  double seconds = 0;
+};
+
 struct EngineStats {
   size_t n_running = 0;
   size_t n_waiting = 0;
@@ -49,6 +60,8 @@ struct EngineStats {
   int64_t n_preemptions = 0;
   int64_t n_steps = 0;
   double host_seconds = 0;  // scheduling and postprocessing, outside the model runner
+  StepKindStats decode_steps, mixed_steps, prefill_steps;
+  int64_t n_recomputed_tokens = 0;  // computed again after preemption dropped their KV
 };
 
 class Engine {
@@ -86,9 +99,14 @@ class Engine {
   // produces a token (null for prefill chunks and for sequences finished or aborted since).
   struct InFlight {
     std::vector<Sequence*> producers;
+    StepKindStats* kind = nullptr;  // where its time is charged
   };
 
   SchedulerOutput schedule_step();
+  // Counts plan in the stats of its kind, which it returns.
+  StepKindStats* count_step(const SchedulerOutput& plan);
+  // Charges the wall time since the last readback of tokens to `kind`.
+  void charge_readback(StepKindStats* kind);
   std::vector<SequenceStep> build_steps(const SchedulerOutput& plan) const;
   // Queues plan on the device and records what it will produce (placeholders, n_computed).
   InFlight launch(SchedulerOutput& plan, std::span<const SequenceStep> steps);
@@ -124,6 +142,9 @@ class Engine {
   int64_t n_steps_ = 0;
   double host_seconds_ = 0;
   double runner_seconds_ = 0;  // inside the model runner during step(), excluded from host
+  StepKindStats decode_steps_, mixed_steps_, prefill_steps_;
+  int64_t n_recomputed_tokens_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_readback_;
   bool async_ = false;
   std::optional<InFlight> in_flight_;
   uint64_t unseeded_counter_ = 0;

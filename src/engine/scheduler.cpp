@@ -46,6 +46,7 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
   std::erase(running_, &seq);
   blocks_.release(seq.blocks);
   seq.blocks.clear();
+  seq.n_computed_lost = std::max(seq.n_computed_lost, seq.n_computed);
   seq.n_computed = 0;
   seq.hash_cursor = {};
   ++seq.n_preemptions;

@@ -35,6 +35,7 @@ struct Sequence {
   std::vector<int32_t> blocks;  // KV-cache blocks, in order
   BlockHashCursor hash_cursor;  // prefix-cache hashing progress over `blocks`
   int64_t n_preemptions = 0;
+  int64_t n_computed_lost = 0;  // the most tokens a preemption dropped: those are recomputed
 
   int64_t n_output() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
   int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }

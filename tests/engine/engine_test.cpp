@@ -79,15 +79,43 @@ TEST_P(EngineTest, PreemptedRequestsProduceTheSameOutput) {
   std::vector<GenerationRequest> batch;
   for (int i = 0; i < 8; ++i) batch.push_back(greedy_request(random_prompt(rng, 10, 30), 30));
   auto roomy = load();
-  const auto expected = generate(*roomy, batch);
+  GenerationStats roomy_stats;
+  const auto expected = generate(*roomy, batch, nullptr, &roomy_stats);
+  EXPECT_EQ(roomy_stats.engine.n_preemptions, 0);
+  EXPECT_EQ(roomy_stats.engine.n_recomputed_tokens, 0);
   // 13 blocks of 8 tokens: one sequence needs up to 8, so eight of them must take turns.
   auto tight = load(40, 13);
   GenerationStats stats;
   const auto results = generate(*tight, batch, nullptr, &stats);
   EXPECT_GT(stats.engine.n_preemptions, 0);
+  EXPECT_GT(stats.engine.n_recomputed_tokens, 0);
   for (size_t i = 0; i < batch.size(); ++i)
     EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
+}
+
+// Every step that runs is counted as decode-only, mixed or prefill-only, with its tokens.
+TEST_P(EngineTest, StepKindsCountEveryStepAndToken) {
+  std::mt19937 rng(16);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 6; ++i) batch.push_back(greedy_request(random_prompt(rng, 5, 40), 12));
+  auto model = load(4, 0, false, 16);  // prompts in chunks of 16 beside decodes
+  GenerationStats stats;
+  generate(*model, batch, nullptr, &stats);
+  const EngineStats& e = stats.engine;
+  EXPECT_GT(e.decode_steps.n_steps, 0);
+  EXPECT_GT(e.mixed_steps.n_steps, 0);
+  EXPECT_GT(e.prefill_steps.n_steps, 0);
+  EXPECT_LE(e.decode_steps.n_steps + e.mixed_steps.n_steps + e.prefill_steps.n_steps,
+            e.n_steps);
+  int64_t n_prompt_tokens = 0;
+  for (const GenerationRequest& r : batch) n_prompt_tokens += r.prompt.size();
+  // Prompts, then one token per later output (async scheduling may compute one more per
+  // sequence, dropped when the sequence has stopped).
+  const int64_t n_tokens =
+      e.decode_steps.n_tokens + e.mixed_steps.n_tokens + e.prefill_steps.n_tokens;
+  EXPECT_GE(n_tokens, n_prompt_tokens + stats.generated_tokens - 6);
+  EXPECT_LE(n_tokens, n_prompt_tokens + stats.generated_tokens);
 }
 
 TEST_P(EngineTest, PrefixCacheHitEqualsMiss) {
