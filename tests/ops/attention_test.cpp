@@ -1,8 +1,8 @@
 // CUDA vs CPU: causal GQA attention over a paged cache whose blocks are shuffled, for
-// prefill / chunked prefill / mixed batches (tiled kernel) and decode-only batches
-// (split-KV kernel): head_dim 64/128/256, GQA ratios 1-8, lengths off the tile and block
-// sizes, sliding windows, per-head sink logits (gpt-oss; decode with one split and with a
-// combine pass), batch 1 and 256.
+// prefill / chunked prefill (tiled kernel), decode-only batches (split-KV kernel) and mixed
+// batches (both kernels: sequences of one query take the split-KV one): head_dim 64/128/256,
+// GQA ratios 1-8, lengths off the tile and block sizes, sliding windows, per-head sink logits
+// (gpt-oss; decode with one split and with a combine pass), batch 1 and 256.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -190,6 +190,20 @@ TEST_F(AttentionTest, DecodeQwen3Batch128Contexts1000To2000) {
   std::vector<Seq> seqs = decode_batch(rng_, 128, 1000);
   for (Seq& s : seqs) s.kv_len += 1000;
   run_case({32, 8, 128, 16, seqs});
+}
+// Chunked prefill beside decodes, as in the 1000-in / 1000-out steady state: the decode rows
+// (one split at this batch size) and the chunks are written by different kernels.
+TEST_F(AttentionTest, MixedDecodesBesidePrefillChunksQwen3) {
+  std::vector<Seq> seqs = decode_batch(rng_, 96, 1000);
+  for (Seq& s : seqs) s.kv_len += 1000;
+  seqs.insert(seqs.begin() + 40, {{300, 300}, {1, 1}});
+  seqs.push_back({129, 700});
+  run_case({32, 8, 128, 16, seqs});
+}
+// Few decode rows (split over many CTAs, merged by the combine pass, which must leave the
+// chunks' rows alone) among chunks, with a window and sinks.
+TEST_F(AttentionTest, MixedFewDecodesSplitSinksSlidingWindow) {
+  run_case({64, 8, 64, 16, {{1, 3000}, {200, 200}, {1, 40}, {65, 2065}}, 128, true});
 }
 // 256 sequences x 8 KV heads fill the GPU with one split: the sink joins in the decode CTA.
 TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowBatch256) {

@@ -1,6 +1,6 @@
 // CudaBackend's attention-side ops: the fused qkv -> q/k norm -> RoPE -> paged-cache step and
-// attention over the paged cache (decode-only batches take the split-KV decode kernel, the
-// rest the tiled prefill kernel), with sliding windows and per-head sink logits.
+// attention over the paged cache (the split-KV decode kernel for sequences of one query, the
+// tiled prefill kernel for the rest), with sliding windows and per-head sink logits.
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -84,18 +84,20 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
                      params.scale,
                      params.sliding_window,
                      params.sinks.defined() ? params.sinks.data : nullptr};
-  if (meta.decode_only) {
-    HADRON_CHECK(meta.n_tokens == meta.n_seqs, "decode-only batch of {} tokens for {} sequences",
-                 meta.n_tokens, meta.n_seqs);
-    const size_t floats = decode_workspace_floats(args, n_sms_);
-    HADRON_CHECK(floats * sizeof(float) <= decode_workspace_.bytes(),
-                 "decode attention needs {} floats of workspace, has {} bytes", floats,
-                 decode_workspace_.bytes());
-    launch_attention_decode(args, static_cast<float*>(decode_workspace_.data()), n_sms_,
-                            stream_);
-  } else {
-    launch_attention_prefill(args, stream_);
-  }
+  HADRON_CHECK(!meta.decode_only || meta.n_tokens == meta.n_seqs,
+               "decode-only batch of {} tokens for {} sequences", meta.n_tokens, meta.n_seqs);
+  // Other batches may hold decode rows too (chunked prefill next to decodes): those go to the
+  // split-KV decode kernel as well, since the tiled kernel would spend a 128-query tile per
+  // query head on each, reading its KV once per head without splitting it. Which sequences
+  // have q_len 1 is known on the device only: both kernels run over the whole batch and each
+  // skips the other's sequences.
+  args.split_by_q_len = !meta.decode_only;
+  const size_t floats = decode_workspace_floats(args, n_sms_);
+  HADRON_CHECK(floats * sizeof(float) <= decode_workspace_.bytes(),
+               "decode attention needs {} floats of workspace, has {} bytes", floats,
+               decode_workspace_.bytes());
+  launch_attention_decode(args, static_cast<float*>(decode_workspace_.data()), n_sms_, stream_);
+  if (!meta.decode_only) launch_attention_prefill(args, stream_);
 }
 
 }  // namespace hadron::cuda

@@ -155,7 +155,9 @@ __global__ void __launch_bounds__(kThreads)
   // This sequence's keys in chunks of whole tiles; the splits past its last key return at once and
   // the combine pass skips them.
   const int chunk = split_chunk(kv_len - first, gridDim.x);
-  const bool active = split < active_splits(kv_len - first, chunk);
+  const bool mine =
+      !args.split_by_q_len || args.cu_seqlens_q[seq + 1] - args.cu_seqlens_q[seq] == 1;
+  const bool active = mine && split < active_splits(kv_len - first, chunk);
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -308,6 +310,7 @@ __global__ void __launch_bounds__(kD)
   pdl_wait();
   pdl_launch_dependents();
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
+  if (args.split_by_q_len && args.cu_seqlens_q[seq + 1] - args.cu_seqlens_q[seq] != 1) return;
   const float* rows = partial + (int64_t{seq} * args.n_heads + head) * n_splits * (kD + 2);
   const int kv_len = args.seq_lens_kv[seq];
   const int keys = args.sliding_window > 0 ? min(kv_len, args.sliding_window) : kv_len;

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
   const int q_begin = args.cu_seqlens_q[seq];
   const int q_len = args.cu_seqlens_q[seq + 1] - q_begin;
   const int m_start = m_tile * kBlockM;
-  if (m_start >= q_len) return;
+  if (m_start >= q_len || (args.split_by_q_len && q_len == 1)) return;
   const int kv_len = args.seq_lens_kv[seq];
   const int kv_head = head / (args.n_heads / args.n_kv_heads);
   const int context = kv_len - q_len;  // keys before this step's first query

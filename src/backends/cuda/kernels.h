@@ -77,13 +77,17 @@ struct AttentionArgs {
   // [n_heads] bf16 or null: a learned logit per head that joins the softmax denominator
   // once (no value row), as gpt-oss's "sinks".
   const void* sinks;
+  // A batch mixing sequences of q_len 1 and longer ones: the decode kernel takes those of
+  // q_len 1 and the prefill kernel the rest, each skipping the other's.
+  bool split_by_q_len = false;
 };
 
 // FlashAttention-2-style tiled causal GQA attention for any q_len (prefill, chunked
 // prefill, mixed batches).
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream);
 
-// Split-KV flash-decoding for decode-only batches (q_len 1 for every sequence).
+// Split-KV flash-decoding for decode-only batches (q_len 1 for every sequence), or for the
+// q_len-1 sequences of a batch with split_by_q_len.
 // workspace: f32 of decode_workspace_floats(args) elements, at most
 // decode_workspace_max_floats(n_sms) for any batch (GQA group <= 8, head_dim <= 256).
 size_t decode_workspace_floats(const AttentionArgs& args, int n_sms);
