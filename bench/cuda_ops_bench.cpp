@@ -166,7 +166,7 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
     }
     void* weight = arena_.bf16(kHidden);
     add(phase, "add_rms_norm", dims({m, kHidden}), "", 8.0 * m * kHidden, 0, 2, [&](int c) {
-      launch_rms_norm(x[c], res[c], weight, out[c], m, kHidden, 1e-6f, stream_);
+      launch_rms_norm(x[c], res[c], res[c], weight, out[c], m, kHidden, 1e-6f, stream_);
     });
   }
   linear(phase, "qkv_proj", m, qkv_width, kHidden, false, 1);
@@ -338,7 +338,7 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
                     static_cast<int32_t*>(arena_.i32(zeros)), m, kVocab};
   auto step = [&] {
     for (const Layer& l : layers) {
-      launch_rms_norm(x, residual, l.norm1, normed, m, kHidden, 1e-6f, stream_);
+      launch_rms_norm(x, residual, residual, l.norm1, normed, m, kHidden, 1e-6f, stream_);
       gemm_->run(normed, l.qkv, nullptr, qkv, false, m, qkv_width, kHidden);
       launch_qkv_rope_store({qkv, l.q_norm, l.k_norm, pos_ptr, cos_sin, slot_ptr, l.k_cache,
                              l.v_cache, q, m, kHeads, kKvHeads, kHeadDim, kHeadDim, 1e-6f, true},
@@ -348,12 +348,12 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
       layer_args.v_cache = l.v_cache;
       launch_attention_decode(layer_args, workspace, n_sms_, stream_);
       gemm_->run(attn, l.o, nullptr, x, false, m, kHidden, kHeads * kHeadDim);
-      launch_rms_norm(x, residual, l.norm2, normed, m, kHidden, 1e-6f, stream_);
+      launch_rms_norm(x, residual, residual, l.norm2, normed, m, kHidden, 1e-6f, stream_);
       gemm_->run(normed, l.gate_up, nullptr, gate_up, false, m, 2 * kInter, kHidden);
       launch_silu_mul(gate_up, act, m, kInter, stream_);
       gemm_->run(act, l.down, nullptr, x, false, m, kHidden, kInter);
     }
-    launch_rms_norm(x, residual, final_norm, normed, m, kHidden, 1e-6f, stream_);
+    launch_rms_norm(x, residual, residual, final_norm, normed, m, kHidden, 1e-6f, stream_);
     gemm_->run(normed, lm_head, nullptr, logits, true, m, kVocab, kHidden);
     launch_sample(greedy, stream_);
   };

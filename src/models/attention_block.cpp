@@ -26,13 +26,14 @@ void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix,
   if (options.sinks) plan.add(&sinks_, prefix + "sinks", {nq});
 }
 
-void AttentionBlock::forward(Backend& backend, const Tensor& x, const BatchMeta& meta,
+void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,
                              const Tensor& k_cache, const Tensor& v_cache,
                              const Tensor& cos_sin, Arena& arena, const Tensor& out) const {
-  const int64_t n_tokens = x.size(0), nq = qkv_params_.n_heads, d = qkv_params_.head_dim;
+  const int64_t n_tokens = input.residual.size(0), nq = qkv_params_.n_heads;
+  const int64_t d = qkv_params_.head_dim;
   const DType act = backend.activation_dtype();
   const Tensor qkv = arena.alloc(act, {n_tokens, qkv_.size(0)});
-  backend.linear(x, qkv_, qkv_bias_, qkv);
+  backend.add_rms_norm_linear(input, qkv_, qkv_bias_, qkv);
   const Tensor q = arena.alloc(act, {n_tokens, nq, d});
   backend.qkv_rope_store(qkv, q_norm_, k_norm_, meta.positions, cos_sin, qkv_params_, k_cache,
                          v_cache, meta.slot_mapping, q);
@@ -53,11 +54,23 @@ void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidd
 
 void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena,
                        const Tensor& out) const {
-  const int64_t n_tokens = x.size(0);
-  const DType act = backend.activation_dtype();
-  const Tensor gate_up = arena.alloc(act, {n_tokens, 2 * intermediate_});
+  const Tensor gate_up = arena.alloc(backend.activation_dtype(), {x.size(0), 2 * intermediate_});
   backend.linear(x, gate_up_, Tensor{}, gate_up);
-  const Tensor activated = arena.alloc(act, {n_tokens, intermediate_});
+  down(backend, gate_up, arena, out);
+}
+
+void GatedMlp::forward(Backend& backend, const AddRmsNorm& input, Arena& arena,
+                       const Tensor& out) const {
+  const Tensor gate_up =
+      arena.alloc(backend.activation_dtype(), {input.residual.size(0), 2 * intermediate_});
+  backend.add_rms_norm_linear(input, gate_up_, Tensor{}, gate_up);
+  down(backend, gate_up, arena, out);
+}
+
+void GatedMlp::down(Backend& backend, const Tensor& gate_up, Arena& arena,
+                    const Tensor& out) const {
+  const Tensor activated =
+      arena.alloc(backend.activation_dtype(), {gate_up.size(0), intermediate_});
   backend.silu_mul(gate_up, activated);
   backend.linear(activated, down_, Tensor{}, out);
 }

@@ -27,9 +27,10 @@ class AttentionBlock {
   void declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
                const AttentionOptions& options);
 
-  // x: normed input [T, hidden]; out: [T, hidden].
-  void forward(Backend& backend, const Tensor& x, const BatchMeta& meta, const Tensor& k_cache,
-               const Tensor& v_cache, const Tensor& cos_sin, Arena& arena,
+  // input: the residual stream and its norm, which the qkv projection applies (fused where
+  // the backend can); out: [T, hidden].
+  void forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,
+               const Tensor& k_cache, const Tensor& v_cache, const Tensor& cos_sin, Arena& arena,
                const Tensor& out) const;
 
  private:
@@ -44,9 +45,14 @@ class GatedMlp {
   // prefix: e.g. "model.layers.3.mlp."
   void declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
                int64_t intermediate);
+  // x: normed input [T, hidden]; out: [T, hidden].
   void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
+  // As above, the norm in front applied by the gate/up projection (fused where the backend can).
+  void forward(Backend& backend, const AddRmsNorm& input, Arena& arena, const Tensor& out) const;
 
  private:
+  void down(Backend& backend, const Tensor& gate_up, Arena& arena, const Tensor& out) const;
+
   int64_t intermediate_ = 0;
   Tensor gate_up_, down_;
 };

@@ -1,5 +1,7 @@
 #include "models/dense_decoder.h"
 
+#include <utility>
+
 #include "core/error.h"
 #include "models/rope.h"
 
@@ -57,24 +59,32 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   const int64_t n_tokens = meta.n_tokens, hidden = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const DType act = backend_.activation_dtype();
-  const Tensor residual = arena.alloc(act, {n_tokens, hidden});
+  // The residual stream ping-pongs between two buffers: each norm in front of a projection
+  // reads one and writes residual + branch to the other (so a backend can fuse it).
+  Tensor residual = arena.alloc(act, {n_tokens, hidden});
+  Tensor residual_next = arena.alloc(act, {n_tokens, hidden});
   const Tensor normed = arena.alloc(act, {n_tokens, hidden});
   const Tensor branch = arena.alloc(act, {n_tokens, hidden});  // attention or MLP output
   backend_.embedding(meta.token_ids, embed_tokens_, residual);
+  // The norm in front of the next projection; adds `branch` unless this is the first layer's.
+  const auto pre_norm = [&](const Tensor& weight, bool add_branch) {
+    return AddRmsNorm{add_branch ? branch : Tensor{}, residual,
+                      add_branch ? residual_next : Tensor{}, weight, eps, normed};
+  };
+  const auto advance = [&] { std::swap(residual, residual_next); };
   const size_t layer_mark = arena.used();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    if (i == 0)
-      backend_.rms_norm(residual, layer.input_norm, eps, normed);
-    else
-      backend_.add_rms_norm(branch, residual, layer.input_norm, eps, normed);
-    layer.attention.forward(backend_, normed, meta, kv.k_cache(i), kv.v_cache(i), cos_sin_,
-                            arena, branch);
-    backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);
-    if (layer.sparse)
+    layer.attention.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(i),
+                            kv.v_cache(i), cos_sin_, arena, branch);
+    if (i > 0) advance();
+    if (layer.sparse) {  // the router and the experts both read the normed input
+      backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);
       layer.moe.forward(backend_, normed, arena, branch);
-    else
-      layer.mlp.forward(backend_, normed, arena, branch);
+    } else {
+      layer.mlp.forward(backend_, pre_norm(layer.post_attention_norm, true), arena, branch);
+      advance();
+    }
     arena.rewind(layer_mark);
   }
   backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);

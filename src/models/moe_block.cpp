@@ -92,10 +92,10 @@ void MoeBlock::prepare(Backend& backend) {
 void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
   const int64_t n_tokens = x.size(0), k = options_.routing.top_k;
   const Tensor logits = arena.alloc(DType::F32, {n_tokens, n_experts_});
-  backend.linear(x, router_, router_bias_, logits);
   const Tensor ids = arena.alloc(DType::I32, {n_tokens, k});
   const Tensor weights = arena.alloc(DType::F32, {n_tokens, k});
-  backend.moe_route(logits, correction_bias_, options_.routing, ids, weights);
+  backend.moe_router(x, router_, router_bias_, correction_bias_, options_.routing, logits, ids,
+                     weights);
   MoeExpertParams params = options_.experts;
   if (options_.shared_experts) {
     shared_.forward(backend, x, arena, out);

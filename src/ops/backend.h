@@ -42,6 +42,20 @@ struct AttentionParams {
   Tensor sinks;
 };
 
+// The residual add and RMSNorm in front of a projection (Backend::add_rms_norm_linear):
+//   residual_out = residual + add; normed = rms_norm(residual_out) * weight
+// or, when add is undefined, normed = rms_norm(residual) * weight (residual_out unused).
+// Out of place, so that a backend may fuse it into the projection: residual_out must not
+// overlap add or residual. All [T, H] but weight [H].
+struct AddRmsNorm {
+  Tensor add;
+  Tensor residual;
+  Tensor residual_out;
+  Tensor weight;
+  float eps = 1e-6f;
+  Tensor normed;  // written: the projection's input
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -91,6 +105,11 @@ class Backend {
   virtual void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Tensor& out) = 0;
 
+  // norm (see AddRmsNorm), then out = norm.normed @ weight^T (+ bias) as linear. The default
+  // runs the two ops; a backend may fuse them (CUDA does for decode-sized batches).
+  virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
+                                   const Tensor& bias, const Tensor& out);
+
   // Rotary embedding in place on the first rotary_dim dims of each head.
   // x: [T, n_heads, head_dim]; positions: I32 [T]; cos_sin: F32 [max_pos, rotary_dim]
   // holding cos for the first rotary_dim/2 columns and sin for the rest.
@@ -131,6 +150,15 @@ class Backend {
   virtual void moe_route(const Tensor& logits, const Tensor& correction_bias,
                          const MoeRoutingParams& params, const Tensor& topk_ids,
                          const Tensor& topk_weights) = 0;
+
+  // The router and the routing in one: logits = x @ router^T (+ router_bias), then
+  // moe_route(logits, ...). x: [T, H]; router: [E, H]; router_bias: F32 [E] or undefined;
+  // logits: F32 [T, E] (written: the caller's scratch). The default runs linear, then
+  // moe_route; a backend may fuse them (CUDA does for decode-sized batches).
+  virtual void moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
+                          const Tensor& correction_bias, const MoeRoutingParams& params,
+                          const Tensor& logits, const Tensor& topk_ids,
+                          const Tensor& topk_weights);
 
   // out[t] (+)= sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), where
   // expert_e(x) = down_e(act(gate_up_e x + gate_up_bias_e)) + down_bias_e.

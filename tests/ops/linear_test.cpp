@@ -1,4 +1,5 @@
-// CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias.
+// CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias;
+// add_rms_norm_linear (the norm fused into the GEMV, or run before cuBLASLt).
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cuda_check.h"
@@ -63,6 +64,87 @@ TEST_F(LinearTest, GemvMatchesCpu) {
       EXPECT_CLOSE(download(out.tensor), expected,
                    out_dtype == DType::F32 ? 1e-4 : kGemmTol);
     }
+}
+
+// The GEMV with the residual add + RMSNorm fused in front, launched directly (the backend
+// takes it only where the plain GEMV beat cuBLASLt): the residual stream and the normed rows
+// block 0 writes equal add_rms_norm's bit for bit, the product equals the plain GEMV's over
+// those rows bit for bit (same arithmetic, x from shared memory), and the inputs stay.
+TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
+  for (const int64_t m : {1, 3, 8})
+    for (const auto& [n, k, add, bias] :
+         {std::tuple{5120, 4096, true, false}, {77, 2880, true, true}, {1000, 136, false, true},
+          {2048, 6144, false, false}}) {
+      if (m * k * 2 > cuda::kGemvNormMaxBytes) continue;
+      SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);
+      std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
+                         norm_w = random_floats(k, 0.5f), w = random_floats(n * k, 0.05f),
+                         b = random_floats(n);
+      DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
+      DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {n, k});
+      DeviceTensor b_gpu = upload(b, {n});
+      DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}), out = poisoned({m, n});
+      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr, res_gpu.tensor.data,
+                                    norm_gpu.tensor.data, res_out.tensor.data,
+                                    normed.tensor.data, 1e-6f};
+      cuda::launch_gemv_norm(args, w_gpu.tensor.data, bias ? b_gpu.tensor.data : nullptr,
+                             out.tensor.data, m, n, k, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(download(res_gpu.tensor), residual);
+      EXPECT_EQ(download(add_gpu.tensor), branch);
+
+      // The separate ops on copies: the residual updated in place, the plain GEMV.
+      DeviceTensor res_ref = upload(residual, {m, k}), normed_ref = poisoned({m, k});
+      if (add) {
+        gpu_->add_rms_norm(add_gpu.tensor, res_ref.tensor, norm_gpu.tensor, 1e-6f,
+                           normed_ref.tensor);
+        EXPECT_EQ(download(res_out.tensor), download(res_ref.tensor));
+      } else {
+        gpu_->rms_norm(res_gpu.tensor, norm_gpu.tensor, 1e-6f, normed_ref.tensor);
+      }
+      std::vector<float> normed_values = download(normed_ref.tensor);
+      EXPECT_EQ(download(normed.tensor), normed_values);
+      DeviceTensor out_ref = poisoned({m, n});
+      cuda::launch_gemv(normed_ref.tensor.data, w_gpu.tensor.data,
+                        bias ? b_gpu.tensor.data : nullptr, out_ref.tensor.data, false, m, n, k,
+                        nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<float> product = download(out.tensor);
+      EXPECT_EQ(product, download(out_ref.tensor));
+      std::vector<float> expected(m * n);
+      cpu_->linear(host_view(normed_values, {m, k}), host_view(w, {n, k}),
+                   bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
+      EXPECT_CLOSE(product, expected, kGemmTol);
+    }
+}
+
+// The backend op (fused GEMV or norm then cuBLASLt, whichever the shape gets) against the
+// CPU's norm then product.
+TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
+  for (const auto& [m, n, k, add] : {std::tuple{1, 6144, 4096, true}, {1, 4096, 4096, false},
+                                     {8, 24576, 4096, true}, {9, 3000, 520, true},
+                                     {64, 1536, 2048, true}}) {
+    SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);
+    std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
+                       norm_w = random_floats(k, 0.5f), w = random_floats(n * k, 0.05f);
+    DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
+    DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {n, k});
+    DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}), out = poisoned({m, n});
+    gpu_->add_rms_norm_linear({add ? add_gpu.tensor : Tensor{}, res_gpu.tensor,
+                               add ? res_out.tensor : Tensor{}, norm_gpu.tensor, 1e-6f,
+                               normed.tensor},
+                              w_gpu.tensor, Tensor{}, out.tensor);
+    std::vector<float> res_out_cpu(m * k), normed_cpu(m * k), expected(m * n);
+    cpu_->add_rms_norm_linear({add ? host_view(branch, {m, k}) : Tensor{},
+                               host_view(residual, {m, k}),
+                               add ? host_view(res_out_cpu, {m, k}) : Tensor{},
+                               host_view(norm_w, {k}), 1e-6f, host_view(normed_cpu, {m, k})},
+                              host_view(w, {n, k}), Tensor{}, host_view(expected, {m, n}));
+    if (add) EXPECT_CLOSE(download(res_out.tensor), res_out_cpu, kElementwiseTol);
+    EXPECT_CLOSE(download(normed.tensor), normed_cpu, kElementwiseTol);
+    EXPECT_CLOSE(download(out.tensor), expected, kGemmTol);
+    EXPECT_EQ(download(res_gpu.tensor), residual);
+  }
 }
 
 // Chained GEMVs with no synchronisation between them: each launch may start (and load its

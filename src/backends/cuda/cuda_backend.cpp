@@ -26,7 +26,8 @@ void CudaBackend::embedding(const Tensor& ids, const Tensor& table, const Tensor
                          table.size(0), stream_);
 }
 
-void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
+void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& residual_out,
+                    const Tensor& weight, const Tensor& out) {
   check_tensor(x, DType::BF16, "rms_norm x");
   check_tensor(weight, DType::BF16, "rms_norm weight");
   check_tensor(out, DType::BF16, "rms_norm out");
@@ -35,23 +36,27 @@ void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, con
                    width % 8 == 0 && width <= 16384,
                "rms_norm {} with weight {} into {} (width a multiple of 8, at most 16384)",
                x.describe(), weight.describe(), out.describe());
-  launch_rms_norm(x.data, nullptr, weight.data, out.data, x.numel() / width, width, eps,
-                        stream_);
+  if (!residual.defined()) return;
+  check_tensor(residual, DType::BF16, "rms_norm residual");
+  check_tensor(residual_out, DType::BF16, "rms_norm residual_out");
+  HADRON_CHECK(residual.numel() == x.numel() && residual_out.numel() == x.numel(),
+               "rms_norm residual {} -> {} for {}", residual.describe(),
+               residual_out.describe(), x.describe());
+}
+
+void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
+  check_rms_norm(x, Tensor{}, Tensor{}, weight, out);
+  const int64_t width = weight.numel();
+  launch_rms_norm(x.data, nullptr, nullptr, weight.data, out.data, x.numel() / width, width, eps,
+                  stream_);
 }
 
 void CudaBackend::add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
                                float eps, const Tensor& out) {
-  check_tensor(x, DType::BF16, "add_rms_norm x");
-  check_tensor(residual, DType::BF16, "add_rms_norm residual");
-  check_tensor(weight, DType::BF16, "add_rms_norm weight");
-  check_tensor(out, DType::BF16, "add_rms_norm out");
+  check_rms_norm(x, residual, residual, weight, out);
   const int64_t width = weight.numel();
-  HADRON_CHECK(x.numel() == residual.numel() && x.numel() == out.numel() && width > 0 &&
-                   x.numel() % width == 0 && width % 8 == 0 && width <= 16384,
-               "add_rms_norm {} + {} with {} into {}", x.describe(), residual.describe(),
-               weight.describe(), out.describe());
-  launch_rms_norm(x.data, residual.data, weight.data, out.data, x.numel() / width, width,
-                        eps, stream_);
+  launch_rms_norm(x.data, residual.data, residual.data, weight.data, out.data, x.numel() / width,
+                  width, eps, stream_);
 }
 
 void CudaBackend::rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,

@@ -22,6 +22,10 @@ inline bool on_gpu(const Tensor& t) { return t.device == Device::CUDA && t.is_co
 // Throws unless t is a defined, contiguous GPU tensor of `dtype`.
 void check_tensor(const Tensor& t, DType dtype, const char* name);
 
+// Validates launch_rms_norm's operands (residual undefined: a plain norm of x).
+void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& residual_out,
+                    const Tensor& weight, const Tensor& out);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_idx) : device_idx_(device_idx) {
@@ -35,10 +39,13 @@ class CudaBackend final : public Backend {
     gemm_ = std::make_unique<cuda::Gemm>(stream_);
     // Fixed size, so decode steps can be captured into CUDA graphs (no allocation later).
     decode_workspace_ = allocate(decode_workspace_max_floats(n_sms_) * sizeof(float));
+    router_done_ = allocate(sizeof(unsigned));
+    CUDA_CHECK(cudaMemsetAsync(router_done_.data(), 0, sizeof(unsigned), stream_));
   }
   ~CudaBackend() override {
     gemm_.reset();
     decode_workspace_.reset();
+    router_done_.reset();
     cudaStreamDestroy(stream_);
   }
 
@@ -77,6 +84,8 @@ class CudaBackend final : public Backend {
                     const Tensor& out) override;
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
+  void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                           const Tensor& out) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
             RopeStyle style) override;
   void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
@@ -93,6 +102,10 @@ class CudaBackend final : public Backend {
   void moe_route(const Tensor& logits, const Tensor& correction_bias,
                  const MoeRoutingParams& params, const Tensor& topk_ids,
                  const Tensor& topk_weights) override;
+  void moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
+                  const Tensor& correction_bias, const MoeRoutingParams& params,
+                  const Tensor& logits, const Tensor& topk_ids,
+                  const Tensor& topk_weights) override;
   void moe_experts(const Tensor& x, const Tensor& topk_ids, const Tensor& topk_weights,
                    const MoeExpertWeights& weights, const MoeExpertParams& params,
                    const Tensor& workspace, const Tensor& out) override;
@@ -112,6 +125,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::Gemm> gemm_;
   Buffer decode_workspace_;  // split-KV partial results of decode attention
+  Buffer router_done_;       // moe_router's block counter (zero between launches)
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, bool> gemv_choice_;
 };
 

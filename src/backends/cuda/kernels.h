@@ -17,10 +17,11 @@ namespace hadron::cuda {
 void launch_embedding(const int32_t* ids, const void* table, void* out, int64_t n_tokens,
                       int64_t hidden, int64_t vocab, cudaStream_t stream);
 
-// residual (when not null) += x, then out = rms_norm(residual or x) * weight, per row of
-// `width` (a multiple of 8). x, residual, out: [n_rows, width]; weight: [width].
-void launch_rms_norm(const void* x, void* residual, const void* weight, void* out,
-                     int64_t n_rows, int64_t width, float eps, cudaStream_t stream);
+// residual_out = residual + x when residual is not null (residual_out may be residual), then
+// out = rms_norm(residual_out or x) * weight, per row of `width` (a multiple of 8).
+// x, residual, residual_out, out: [n_rows, width]; weight: [width].
+void launch_rms_norm(const void* x, const void* residual, void* residual_out, const void* weight,
+                     void* out, int64_t n_rows, int64_t width, float eps, cudaStream_t stream);
 
 // In-place RoPE on the first rotary_dim dims of each head. x: [n_tokens, n_heads, head_dim];
 // cos_sin: f32 [max_pos, rotary_dim] (cosines, then sines).
@@ -100,6 +101,23 @@ void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_
 void launch_gemv(const void* x, const void* w, const void* bias, void* out, bool out_f32,
                  int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 inline constexpr int64_t kGemvMaxRows = 8;
+
+// launch_gemv (bf16 out) with the residual add + RMSNorm in front fused in: every block
+// computes x = rms_norm(residual + add) * weight (add null: of residual alone) into shared
+// memory, rounded as launch_rms_norm rounds; block 0 also writes residual_out (when add is
+// given) and normed. residual_out and normed must not overlap add or residual.
+// m * k * 2 <= kGemvNormMaxBytes.
+struct GemvNormArgs {
+  const void* add;       // [m, k] or null
+  const void* residual;  // [m, k]
+  const void* weight;    // [k]
+  void* residual_out;    // [m, k]
+  void* normed;          // [m, k]
+  float eps;
+};
+inline constexpr int64_t kGemvNormMaxBytes = 48 * 1024;
+void launch_gemv_norm(const GemvNormArgs& norm, const void* w, const void* bias, void* out,
+                      int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
 struct SampleArgs {
   const float* logits;       // [n_rows, vocab]

@@ -1,6 +1,7 @@
 // CudaBackend::linear: cuBLASLt, or for decode-sized inputs (m <= kGemvMaxRows) the GEMV
 // kernel when it was faster on that shape. The choice is timed with events the first time a
 // shape is seen (outside stream capture, so graphs replay a decided path) and cached.
+// add_rms_norm_linear: where the GEMV is chosen, the norm runs inside it (gemv_norm.cu).
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -35,7 +36,10 @@ bool CudaBackend::prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, con
   return gemv_choice_[key] = gemv_ms < gemm_ms;
 }
 
-void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+namespace {
+
+// Validates linear's operands; returns the bias pointer (null when undefined).
+const void* check_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                          const Tensor& out) {
   check_tensor(x, DType::BF16, "linear x");
   check_tensor(weight, DType::BF16, "linear weight");
@@ -45,17 +49,48 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
   HADRON_CHECK(weight.ndim == 2 && weight.size(1) == k && out.numel() == m * n &&
                    out.size(-1) == n && k % 8 == 0,
                "linear {} x {}^T into {}", x.describe(), weight.describe(), out.describe());
-  const bool out_f32 = out.dtype == DType::F32;
   if (bias.defined()) {
     check_tensor(bias, out.dtype, "linear bias (in out's dtype)");
     HADRON_CHECK(bias.numel() == n, "bias {} for {} outputs", bias.describe(), n);
   }
-  const void* bias_ptr = bias.defined() ? bias.data : nullptr;
+  return bias.defined() ? bias.data : nullptr;
+}
+
+}  // namespace
+
+void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                         const Tensor& out) {
+  const void* bias_ptr = check_linear(x, weight, bias, out);
+  const int64_t m = x.numel() / x.size(-1), k = x.size(-1), n = weight.size(0);
+  const bool out_f32 = out.dtype == DType::F32;
   if (m <= kGemvMaxRows && prefer_gemv(m, n, k, out_f32, x.data, weight.data, bias_ptr, out.data)) {
     launch_gemv(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, stream_);
   } else {
     gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k);
   }
+}
+
+void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
+                                      const Tensor& bias, const Tensor& out) {
+  const bool add = norm.add.defined();
+  check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
+                 add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
+  const void* bias_ptr = check_linear(norm.normed, weight, bias, out);
+  const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
+  HADRON_CHECK(!add || (norm.residual_out.data != norm.residual.data &&
+                        norm.residual_out.data != norm.add.data),
+               "add_rms_norm_linear: residual_out must be its own buffer");
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvNormMaxBytes && out.dtype == DType::BF16 &&
+      prefer_gemv(m, n, k, false, norm.normed.data, weight.data, bias_ptr, out.data)) {
+    const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
+                            add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
+    launch_gemv_norm(args, weight.data, bias_ptr, out.data, m, n, k, stream_);
+    return;
+  }
+  launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
+                  add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data, m,
+                  k, norm.eps, stream_);
+  linear(norm.normed, weight, bias, out);
 }
 
 }  // namespace hadron::cuda

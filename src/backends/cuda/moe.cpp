@@ -5,9 +5,12 @@
 
 namespace hadron::cuda {
 
-void CudaBackend::moe_route(const Tensor& logits, const Tensor& correction_bias,
-                            const MoeRoutingParams& params, const Tensor& topk_ids,
-                            const Tensor& topk_weights) {
+namespace {
+
+// Validates a routing op's tensors and parameters into the kernels' arguments.
+MoeRouteArgs route_args(const Tensor& logits, const Tensor& correction_bias,
+                        const MoeRoutingParams& params, const Tensor& topk_ids,
+                        const Tensor& topk_weights) {
   check_tensor(logits, DType::F32, "moe_route logits");
   check_tensor(topk_ids, DType::I32, "moe_route topk_ids");
   check_tensor(topk_weights, DType::F32, "moe_route topk_weights");
@@ -43,7 +46,50 @@ void CudaBackend::moe_route(const Tensor& logits, const Tensor& correction_bias,
     args.correction_bias = correction_bias.data;
     args.correction_bias_f32 = correction_bias.dtype == DType::F32;
   }
-  launch_moe_route(args, stream_);
+  return args;
+}
+
+}  // namespace
+
+void CudaBackend::moe_route(const Tensor& logits, const Tensor& correction_bias,
+                            const MoeRoutingParams& params, const Tensor& topk_ids,
+                            const Tensor& topk_weights) {
+  launch_moe_route(route_args(logits, correction_bias, params, topk_ids, topk_weights), stream_);
+}
+
+void CudaBackend::moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
+                             const Tensor& correction_bias, const MoeRoutingParams& params,
+                             const Tensor& logits, const Tensor& topk_ids,
+                             const Tensor& topk_weights) {
+  const int64_t n_tokens = x.size(0), hidden = x.size(-1);
+  const auto aligned = [](const Tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+  };
+  const bool fused = n_tokens <= kMoeRouterMaxTokens && hidden % 8 == 0 &&
+                     x.dtype == DType::BF16 && router.dtype == DType::BF16 && aligned(x) &&
+                     aligned(router);
+  if (!fused) {  // prefill-sized batches: the GEMM, then the routing kernel
+    Backend::moe_router(x, router, router_bias, correction_bias, params, logits, topk_ids,
+                        topk_weights);
+    return;
+  }
+  check_tensor(x, DType::BF16, "moe_router x");
+  check_tensor(router, DType::BF16, "moe_router router");
+  const MoeRouteArgs route = route_args(logits, correction_bias, params, topk_ids, topk_weights);
+  HADRON_CHECK(x.ndim == 2 && router.ndim == 2 && router.size(0) == route.n_experts &&
+                   router.size(1) == hidden && logits.size(0) == n_tokens,
+               "moe_router x {} router {} logits {}", x.describe(), router.describe(),
+               logits.describe());
+  if (router_bias.defined()) {
+    check_tensor(router_bias, DType::F32, "moe_router router_bias");
+    HADRON_CHECK(router_bias.numel() == route.n_experts, "moe_router bias {} for {} experts",
+                 router_bias.describe(), route.n_experts);
+  }
+  launch_moe_router({x.data, router.data,
+                     router_bias.defined() ? router_bias.ptr<float>() : nullptr,
+                     logits.ptr<float>(), hidden, static_cast<unsigned*>(router_done_.data()),
+                     route},
+                    stream_);
 }
 
 size_t CudaBackend::moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts,

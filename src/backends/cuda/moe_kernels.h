@@ -26,6 +26,22 @@ struct MoeRouteArgs {
 inline constexpr int kMoeMaxExperts = 1024;
 void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream);
 
+// The router's product and the routing in one kernel, for up to kMoeRouterMaxTokens tokens:
+// a warp per expert writes that expert's logits (into `logits`, which route.logits names too)
+// and the last block to finish routes every token. `done` is a zeroed counter that the kernel
+// leaves zeroed (one per stream: kernels on it run one after another).
+struct MoeRouterArgs {
+  const void* x;       // bf16 [n_tokens, hidden]
+  const void* router;  // bf16 [n_experts, hidden]
+  const float* bias;   // [n_experts] or null
+  float* logits;       // [n_tokens, n_experts]
+  int64_t hidden;      // a multiple of 8
+  unsigned* done;
+  MoeRouteArgs route;
+};
+inline constexpr int kMoeRouterMaxTokens = 8;
+void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream);
+
 // Scratch of moe_experts, carved from one workspace buffer (moe_workspace_layout).
 struct MoeWorkspace {
   int32_t* offsets;       // [n_experts + 1] first sorted row of each expert

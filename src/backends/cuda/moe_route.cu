@@ -1,7 +1,8 @@
 // MoE routing: one warp per token. Scores and selection scores live in shared memory; group
 // masking and the top-k are warp arg-max rounds (ties go to the lower expert index, as the
 // CPU reference's stable sort). Launched as launch.cuh says (pdl_wait() first: the logits are
-// activations).
+// activations). For decode-sized batches the router's product runs in the same kernel: a warp
+// per expert writes that expert's logits, and the last block to finish routes every token.
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -12,7 +13,8 @@
 namespace hadron::cuda {
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 4;         // routing: one token per warp
+constexpr int kRouterAhead = 8;  // 16-byte router loads a lane issues before pdl_wait()
 
 // Warp arg-max of (value, index): larger value, then smaller index.
 __device__ __forceinline__ void warp_argmax(float& value, int& index) {
@@ -29,13 +31,13 @@ __device__ void compute_scores(const MoeRouteArgs& a, const float* logits, float
                                float* choice, int lane) {
   const int n = a.n_experts;
   if (a.sigmoid) {
-    for (int e = lane; e < n; e += 32) scores[e] = 1.0f / (1.0f + expf(-logits[e]));
+    for (int e = lane; e < n; e += 32) scores[e] = 1.0f / (1.0f + expf(-__ldcg(logits + e)));
   } else {
     float max_logit = -FLT_MAX;
-    for (int e = lane; e < n; e += 32) max_logit = fmaxf(max_logit, logits[e]);
+    for (int e = lane; e < n; e += 32) max_logit = fmaxf(max_logit, __ldcg(logits + e));
     max_logit = warp_max(max_logit);
     float sum = 0;
-    for (int e = lane; e < n; e += 32) sum += (scores[e] = expf(logits[e] - max_logit));
+    for (int e = lane; e < n; e += 32) sum += (scores[e] = expf(__ldcg(logits + e) - max_logit));
     sum = warp_sum(sum);
     for (int e = lane; e < n; e += 32) scores[e] /= sum;
   }
@@ -77,13 +79,9 @@ __device__ void mask_groups(const MoeRouteArgs& a, float* choice, int lane) {
   __syncwarp();
 }
 
-__global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) {
-  extern __shared__ float shared[];
-  pdl_wait();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t t = blockIdx.x * int64_t{kWarps} + warp;
-  if (t >= a.n_tokens) return;
-  float* scores = shared + warp * 2 * a.n_experts;
+// Routes token t with one warp; scores: 2 * n_experts floats of shared memory. The logits are
+// read through L2 (another block of the fused router kernel may have written them).
+__device__ void route_token(const MoeRouteArgs& a, int64_t t, float* scores, int lane) {
   float* choice = scores + a.n_experts;
   compute_scores(a, a.logits + t * a.n_experts, scores, choice, lane);
   if (a.n_group > 1) mask_groups(a, choice, lane);
@@ -109,16 +107,102 @@ __global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) 
   }
 }
 
+__global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) {
+  extern __shared__ float shared[];
+  pdl_wait();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t t = blockIdx.x * int64_t{kWarps} + warp;
+  if (t < a.n_tokens) route_token(a, t, shared + warp * 2 * a.n_experts, lane);
+}
+
+__device__ __forceinline__ Bf16x8 load_router(const bf16* p) {
+  const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
+  return *reinterpret_cast<const Bf16x8*>(&v);
+}
+
+// acc[m] += dot(w, x[m, c * 8 .. c * 8 + 7]) for the batch's tokens.
+__device__ __forceinline__ void router_dot(const Bf16x8& w, const bf16* x, int64_t hidden,
+                                           int64_t n_tokens, int c,
+                                           float (&acc)[kMoeRouterMaxTokens]) {
+  float wf[8];
+  to_f32(w, wf);
+#pragma unroll
+  for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
+    if (m >= n_tokens) break;
+    float xf[8];
+    to_f32(load8(x + m * hidden + int64_t{c} * 8), xf);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[m] += wf[i] * xf[i];
+  }
+}
+
+// Warp w of block b: expert e = b * kWarps + w's logit for every token. Then the last block
+// to finish (a counter in r.done, reset by that block) routes the tokens, a warp each.
+__global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r) {
+  extern __shared__ float shared[];
+  __shared__ bool is_last;
+  const MoeRouteArgs& a = r.route;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int e = blockIdx.x * kWarps + warp;
+  const int n_vec = static_cast<int>(r.hidden / 8);
+  const auto* x = static_cast<const bf16*>(r.x);
+  const bf16* w = static_cast<const bf16*>(r.router) + int64_t{min(e, a.n_experts - 1)} * r.hidden;
+  Bf16x8 ahead[kRouterAhead];  // the router is a weight: its first loads precede the wait
+#pragma unroll
+  for (int u = 0; u < kRouterAhead; ++u)
+    if (lane + 32 * u < n_vec) ahead[u] = load_router(w + (lane + 32 * u) * 8);
+  pdl_wait();
+  pdl_launch_dependents();
+  float acc[kMoeRouterMaxTokens] = {};
+#pragma unroll
+  for (int u = 0; u < kRouterAhead; ++u)
+    if (lane + 32 * u < n_vec) router_dot(ahead[u], x, r.hidden, a.n_tokens, lane + 32 * u, acc);
+  for (int c = lane + 32 * kRouterAhead; c < n_vec; c += 32)
+    router_dot(load_router(w + c * 8), x, r.hidden, a.n_tokens, c, acc);
+#pragma unroll
+  for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
+    if (m >= a.n_tokens) break;
+    const float logit = warp_sum(acc[m]);
+    if (lane == 0 && e < a.n_experts)
+      r.logits[m * a.n_experts + e] = logit + (r.bias != nullptr ? r.bias[e] : 0.0f);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's logits before its count
+    is_last = atomicAdd(r.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();  // every block's logits (read through L2 by route_token)
+  for (int64_t t = warp; t < a.n_tokens; t += kWarps)
+    route_token(a, t, shared + warp * 2 * a.n_experts, lane);
+  if (threadIdx.x == 0) *r.done = 0;
+}
+
+size_t route_shared_bytes(int n_experts) { return size_t{kWarps} * 2 * n_experts * sizeof(float); }
+
+template <typename Args>
+void launch_routing(void (*kernel)(Args), unsigned blocks, int n_experts, const Args& args,
+                    cudaStream_t stream) {
+  const size_t shared_bytes = route_shared_bytes(n_experts);
+  if (shared_bytes > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared_bytes)));
+  launch_pdl(kernel, blocks, kWarps * 32, shared_bytes, stream, args);
+}
+
 }  // namespace
 
 void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
-  const size_t shared_bytes = size_t{kWarps} * 2 * args.n_experts * sizeof(float);
-  if (shared_bytes > 48 * 1024)
-    CUDA_CHECK(cudaFuncSetAttribute(moe_route_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(shared_bytes)));
-  launch_pdl(moe_route_kernel, static_cast<unsigned>(ceil_div(args.n_tokens, kWarps)), kWarps * 32,
-             shared_bytes, stream, args);
+  launch_routing(moe_route_kernel, static_cast<unsigned>(ceil_div(args.n_tokens, kWarps)),
+                 args.n_experts, args, stream);
+}
+
+void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream) {
+  if (args.route.n_tokens == 0) return;
+  launch_routing(moe_router_kernel, static_cast<unsigned>(ceil_div(args.route.n_experts, kWarps)),
+                 args.route.n_experts, args, stream);
 }
 
 }  // namespace hadron::cuda

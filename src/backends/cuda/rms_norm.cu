@@ -14,9 +14,9 @@ constexpr int kThreads = 256;
 
 // kVectors: 8-element vectors per thread (ceil(width / 8 / kThreads)).
 template <int kVectors, bool kAdd>
-__global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16* residual,
-                                                            const bf16* weight, bf16* out,
-                                                            int64_t width, float eps) {
+__global__ void __launch_bounds__(kThreads)
+    rms_norm_kernel(const bf16* x, const bf16* residual, bf16* residual_out, const bf16* weight,
+                    bf16* out, int64_t width, float eps) {
   const int64_t row = blockIdx.x;
   const int64_t n_vec = width / 8;
   Bf16x8 w[kVectors];
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16*
 #pragma unroll
       for (int e = 0; e < 8; ++e) res[e] += values[j][e];
       const Bf16x8 sum = from_f32(res);
-      store8(residual + offset, sum);
+      store8(residual_out + offset, sum);
       to_f32(sum, values[j]);  // normalise what the residual stream holds
     }
 #pragma unroll
@@ -71,35 +71,33 @@ __global__ void __launch_bounds__(kThreads) rms_norm_kernel(const bf16* x, bf16*
 }
 
 template <int kVectors>
-void launch_with(const void* x, void* residual, const void* weight, void* out, int64_t n_rows,
-                 int64_t width, float eps, cudaStream_t stream) {
-  const auto* x_ptr = static_cast<const bf16*>(x);
-  const auto* w_ptr = static_cast<const bf16*>(weight);
-  auto* out_ptr = static_cast<bf16*>(out);
-  if (residual != nullptr) {
-    launch_pdl(rms_norm_kernel<kVectors, true>, dim3(n_rows), dim3(kThreads), 0, stream, x_ptr,
-               static_cast<bf16*>(residual), w_ptr, out_ptr, width, eps);
-  } else {
-    launch_pdl(rms_norm_kernel<kVectors, false>, dim3(n_rows), dim3(kThreads), 0, stream, x_ptr,
-               static_cast<bf16*>(nullptr), w_ptr, out_ptr, width, eps);
-  }
+void launch_with(const void* x, const void* residual, void* residual_out, const void* weight,
+                 void* out, int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
+  const auto kernel = residual != nullptr ? rms_norm_kernel<kVectors, true>
+                                          : rms_norm_kernel<kVectors, false>;
+  launch_pdl(kernel, dim3(n_rows), dim3(kThreads), 0, stream, static_cast<const bf16*>(x),
+             static_cast<const bf16*>(residual), static_cast<bf16*>(residual_out),
+             static_cast<const bf16*>(weight), static_cast<bf16*>(out), width, eps);
 }
 
 }  // namespace
 
-void launch_rms_norm(const void* x, void* residual, const void* weight, void* out,
-                     int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
+void launch_rms_norm(const void* x, const void* residual, void* residual_out, const void* weight,
+                     void* out, int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
   if (n_rows == 0) return;
   const int64_t vectors = ceil_div(width / 8, kThreads);
+  const auto launch = [&](auto launch_vectors) {
+    launch_vectors(x, residual, residual_out, weight, out, n_rows, width, eps, stream);
+  };
   switch (vectors) {
-    case 1: return launch_with<1>(x, residual, weight, out, n_rows, width, eps, stream);
-    case 2: return launch_with<2>(x, residual, weight, out, n_rows, width, eps, stream);
-    case 3: return launch_with<3>(x, residual, weight, out, n_rows, width, eps, stream);
-    case 4: return launch_with<4>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 1: return launch(launch_with<1>);
+    case 2: return launch(launch_with<2>);
+    case 3: return launch(launch_with<3>);
+    case 4: return launch(launch_with<4>);
     case 5:
-    case 6: return launch_with<6>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 6: return launch(launch_with<6>);
     case 7:
-    case 8: return launch_with<8>(x, residual, weight, out, n_rows, width, eps, stream);
+    case 8: return launch(launch_with<8>);
     default:
       fail_dispatch("rms_norm width", static_cast<int>(width),
                     {kThreads * 8 * 1, kThreads * 8 * 2, kThreads * 8 * 4, kThreads * 8 * 8});

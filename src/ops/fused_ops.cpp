@@ -1,0 +1,31 @@
+// Backend's defaults for the ops that exist to be fused (add_rms_norm_linear, moe_router):
+// the ops they are made of, one after another. Backends override them where fusing pays.
+#include "core/error.h"
+#include "ops/backend.h"
+
+namespace hadron {
+
+void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
+                                  const Tensor& bias, const Tensor& out) {
+  if (norm.add.defined()) {
+    HADRON_CHECK(norm.residual_out.defined() && norm.residual_out.data != norm.residual.data &&
+                     norm.residual_out.data != norm.add.data,
+                 "add_rms_norm_linear: residual_out {} must be its own buffer",
+                 norm.residual_out.describe());
+    copy(norm.residual, norm.residual_out);
+    add_rms_norm(norm.add, norm.residual_out, norm.weight, norm.eps, norm.normed);
+  } else {
+    rms_norm(norm.residual, norm.weight, norm.eps, norm.normed);
+  }
+  linear(norm.normed, weight, bias, out);
+}
+
+void Backend::moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
+                         const Tensor& correction_bias, const MoeRoutingParams& params,
+                         const Tensor& logits, const Tensor& topk_ids,
+                         const Tensor& topk_weights) {
+  linear(x, router, router_bias, logits);
+  moe_route(logits, correction_bias, params, topk_ids, topk_weights);
+}
+
+}  // namespace hadron
