@@ -85,6 +85,31 @@ FIXTURES = {
                      num_local_experts=4, num_experts_per_tok=2, experts_per_token=2,
                      sliding_window=8, layer_types=["sliding_attention", "full_attention"]),
                 torch.bfloat16),
+    # The mixture-of-experts architectures at head_dim 64, which the CUDA attention kernels
+    # take (the fixtures above have 16/32): GPU fixture tests of the MoE paths.
+    "qwen3-moe-hd64": ("Qwen__Qwen3-30B-A3B",
+                       dict(hidden_size=128, intermediate_size=96, moe_intermediate_size=64,
+                            num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
+                            head_dim=64, num_experts=8, num_experts_per_tok=3,
+                            mlp_only_layers=[1], norm_topk_prob=False),
+                       torch.bfloat16),
+    "mixtral-hd64": ("mistralai__Mixtral-8x7B-v0.1",
+                     dict(hidden_size=128, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                          num_local_experts=4, num_experts_per_tok=2),
+                     torch.bfloat16),
+    "glm4-moe-hd64": ("zai-org__GLM-4.5",
+                      dict(hidden_size=128, intermediate_size=96, moe_intermediate_size=64,
+                           num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
+                           head_dim=64, n_routed_experts=8, num_experts_per_tok=3, n_group=4,
+                           topk_group=2, first_k_dense_replace=1, num_nextn_predict_layers=0),
+                      torch.bfloat16),
+    "gpt-oss-hd64": ("openai__gpt-oss-20b",
+                     dict(hidden_size=128, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                          num_local_experts=4, num_experts_per_tok=2, experts_per_token=2,
+                          sliding_window=8, layer_types=["sliding_attention", "full_attention"]),
+                     torch.bfloat16),
 }
 
 # FP4 (e2m1) code -> value, as MXFP4 checkpoints use it: low nibble is the even element.
