@@ -1,11 +1,11 @@
 // Kernel micro-benchmark of one MoE layer's CUDA ops (route, then the expert kernels) at the
 // shapes of Qwen3-30B-A3B (128 experts, top-8, hidden 2048, intermediate 768, bf16) and
-// gpt-oss-20b (32 experts, top-4, hidden 2880, intermediate 2880, MXFP4 and bf16), for 1, 4
-// and 16 tokens. All experts' weights are resident (well above the 50 MB L2) and each launch
+// gpt-oss-20b (32 experts, top-4, hidden 2880, intermediate 2880, MXFP4 and bf16), for 1, 2,
+// 4 and 16 tokens. All experts' weights are resident (well above the 50 MB L2) and each launch
 // routes to other random experts; times are CUDA-event medians per launch after warm-up.
 // GB/s counts the routed experts' weights once per (token, slot) pair.
 //
-//   moe_ops_bench [--markdown FILE]
+//   moe_ops_bench [--markdown FILE] [--mxfp4-only]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -87,7 +87,7 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
   }
   const void* gate_up_bias = s.gpt_oss ? memory.upload(random_bf16(E * 2 * I, state)) : nullptr;
   const void* down_bias = s.gpt_oss ? memory.upload(random_bf16(E * H, state)) : nullptr;
-  for (const int64_t n_tokens : {1, 4, 16}) {
+  for (const int64_t n_tokens : {1, 2, 4, 16}) {
     const int64_t n_pairs = n_tokens * s.top_k;
     std::vector<float*> logits(kIdSets);
     std::vector<int32_t*> ids(kIdSets);
@@ -151,8 +151,12 @@ void print(FILE* out, const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   using namespace hadron::cuda;
-  const char* markdown_path =
-      argc == 3 && std::strcmp(argv[1], "--markdown") == 0 ? argv[2] : nullptr;
+  const char* markdown_path = nullptr;
+  bool mxfp4_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--markdown") == 0 && i + 1 < argc) markdown_path = argv[++i];
+    if (std::strcmp(argv[i], "--mxfp4-only") == 0) mxfp4_only = true;
+  }
   try {
     cudaDeviceProp props;
     CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
@@ -164,7 +168,8 @@ int main(int argc, char** argv) {
                             {"gpt-oss-20b", 32, 4, 2880, 2880, true, true},
                             {"gpt-oss-20b", 32, 4, 2880, 2880, false, true}};
     std::vector<Row> rows;
-    for (const Shape& s : shapes) bench_shape(s, stream, rows);
+    for (const Shape& s : shapes)
+      if (s.mxfp4 || !mxfp4_only) bench_shape(s, stream, rows);
     print(stdout, rows);
     if (markdown_path != nullptr) {
       FILE* file = std::fopen(markdown_path, "w");

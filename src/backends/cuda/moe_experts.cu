@@ -245,16 +245,12 @@ __global__ void __launch_bounds__(kWarps * 32, 2)
     if (n_m == 0) break;
     gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
   }
-  if (prefetch_down && threadIdx.x < 32) {  // expert e's down weights into L2 for the next kernel
+  if (kMxfp4 && prefetch_down && threadIdx.x < 32) {  // e's down weights into L2, for down
     const int64_t n_values = a.hidden * a.inter;
-    const auto* down = static_cast<const char*>(a.down);
-    if constexpr (kMxfp4) {
-      prefetch_l2_share(down + e * n_values / 2, n_values / 2, blockIdx.x, gridDim.x, lane);
-      prefetch_l2_share(a.down_scales + e * n_values / 32, n_values / 32, blockIdx.x, gridDim.x,
-                        lane);
-    } else {
-      prefetch_l2_share(down + e * n_values * 2, n_values * 2, blockIdx.x, gridDim.x, lane);
-    }
+    prefetch_l2_share(static_cast<const char*>(a.down) + e * n_values / 2, n_values / 2,
+                      blockIdx.x, gridDim.x, lane);
+    prefetch_l2_share(a.down_scales + e * n_values / 32, n_values / 32, blockIdx.x, gridDim.x,
+                      lane);
   }
 }
 
@@ -416,10 +412,12 @@ void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cud
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
                           static_cast<unsigned>(n_pairs));
-  // Prefetching the routed experts' down weights into L2 pays when they fit beside the
-  // gate_up stream (L2 is 50 MB on H100 and H200); else they would be read twice.
-  const double down_bytes = args.hidden * args.inter * (kMxfp4 ? 0.5 + 1.0 / 32 : 2.0);
-  const bool prefetch_down = n_pairs * down_bytes <= kPrefetchMaxBytes;
+  // Prefetching the routed experts' MXFP4 down weights into L2 pays when they fit beside the
+  // gate_up stream (L2 is 50 MB on H100 and H200); else they would be read twice. bf16 weights
+  // go without: it cost Qwen3-30B-A3B's 1-token experts 38.9 us against 35.6 without (H100,
+  // bench/results/moe-mxfp4-2026-11-26.md).
+  const double down_bytes = args.hidden * args.inter * (0.5 + 1.0 / 32);
+  const bool prefetch_down = kMxfp4 && n_pairs * down_bytes <= kPrefetchMaxBytes;
   launch_pdl(moe_small_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
              activated, prefetch_down);
   launch_pdl(moe_small_down_kernel<kMxfp4>, static_cast<unsigned>(ceil_div(args.hidden, kDownRows)),
