@@ -244,7 +244,12 @@ Tokenizer Tokenizer::from_llama_vocab(const LlamaVocab& vocab, const std::string
                   vocab.model);
     }
     add_template_ids(vocab, *state);
-    state->finalize(added_tokens(vocab, tokens));
+    // The ids the post-processor adds are ids of the tokenizer even when they name a token
+    // that is neither in the model nor added (an unused one).
+    int32_t n_ids = 0;
+    for (const int32_t id : state->prefix_ids) n_ids = std::max(n_ids, id + 1);
+    for (const int32_t id : state->suffix_ids) n_ids = std::max(n_ids, id + 1);
+    state->finalize(added_tokens(vocab, tokens), n_ids);
     return Tokenizer(std::move(state));
   } catch (const InputError& e) {
     input_error("{}: {}", origin, e.what());

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 namespace hadron::tok {
-void TokenizerState::finalize(std::vector<AddedToken> tokens) {
-  int32_t size = model->size();
+void TokenizerState::finalize(std::vector<AddedToken> tokens, int32_t n_ids) {
+  int32_t size = std::max(model->size(), n_ids);
   for (const AddedToken& token : tokens) size = std::max(size, token.id + 1);
   id_tokens.assign(size, {});
   special.assign(size, false);

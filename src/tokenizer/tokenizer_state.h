@@ -41,8 +41,10 @@ struct TokenizerState {
   bool decoder_is_local = true;  // see Decoder::is_local
 
   // Finishes loading: builds the matchers and the per-id tables from the added tokens (their
-  // ids set, none empty) and the model.
-  void finalize(std::vector<AddedToken> tokens);
+  // ids set, none empty) and the model. The ids run to the largest of the model's and the
+  // added tokens', or to n_ids when that is larger (a vocabulary with ids in neither, such as
+  // a GGUF file's unused tokens, which a template may still name as BOS or EOS).
+  void finalize(std::vector<AddedToken> tokens, int32_t n_ids = 0);
 };
 
 }  // namespace hadron::tok

@@ -220,6 +220,17 @@ TEST(GgufVocab, TinyVocabularies) {
   const Tokenizer tokenizer = Tokenizer::from_llama_vocab(bpe, "tiny");
   EXPECT_EQ(tokenizer.encode("abab<eos>a", true), (std::vector<int32_t>{2, 2, 3, 0, 3}));
 
+  // An EOS the file marks unused (so neither in the model nor added) is still an id of the
+  // tokenizer, since the post-processor adds it (found by fuzz_gguf_metadata).
+  bpe.tokens.push_back("<unused>");
+  bpe.token_types.push_back(LlamaTokenType::kUnused);
+  bpe.eos_id = 4;
+  const Tokenizer unused_eos = Tokenizer::from_llama_vocab(bpe, "tiny-unused-eos");
+  const std::vector<int32_t> ids = unused_eos.encode("ab", true);
+  EXPECT_EQ(ids, (std::vector<int32_t>{2, 4}));
+  EXPECT_EQ(unused_eos.vocab_size(), 5);
+  EXPECT_EQ(unused_eos.decode(ids, false), "ab");
+
   // SentencePiece: merges follow the scores ("bc" outranks "ab"), unknown bytes fall back.
   LlamaVocab spm;
   spm.model = "llama";
