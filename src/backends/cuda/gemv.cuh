@@ -20,6 +20,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/rms_norm.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda::gemv {
@@ -27,18 +28,12 @@ namespace hadron::cuda::gemv {
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 constexpr int kChunk = 8;  // 16-byte weight loads per lane per step
 
-// Weights are read once per step: stream them past L1 (x stays there) with evict-first.
-__device__ __forceinline__ Bf16x8 load_weight(const bf16* p) {
-  const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
-  return *reinterpret_cast<const Bf16x8*>(&v);
-}
-
-// x[m] = rms_norm(residual[m] + add[m]) * weight for the kM rows, into shared memory, rounded
-// exactly as launch_rms_norm rounds (same thread layout and reduction order), so the fused
-// and the separate paths agree bit for bit. Block 0 also writes residual_out and normed.
+// x[m] = rms_norm(residual[m] + add[m]) * weight for the kM rows, into shared memory, with
+// rms_norm.cu's steps (rms_norm.cuh) over the same thread layout, so the fused and the
+// separate paths agree bit for bit. Block 0 also writes residual_out and normed.
 template <int kM>
 __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16* xs) {
-  const int n_vec = k / 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int n_vec = k / 8;
   const auto* add = static_cast<const bf16*>(a.add);
   const auto* residual = static_cast<const bf16*>(a.residual);
   auto* residual_out = static_cast<bf16*>(a.residual_out);
@@ -51,49 +46,28 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
       const int64_t offset = int64_t{m} * k + c * 8;
       Bf16x8 stream = load8(residual + offset);
       float values[8];
-      to_f32(stream, values);
       if (add != nullptr) {
-        float other[8];
-        to_f32(load8(add + offset), other);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) values[e] += other[e];
-        stream = from_f32(values);
+        stream = residual_add(stream, load8(add + offset), values);
         if (writer) store8(residual_out + offset, stream);
-        to_f32(stream, values);  // normalise what the residual stream holds
+      } else {
+        to_f32(stream, values);
       }
       store8(xs + offset, stream);
 #pragma unroll
       for (int e = 0; e < 8; ++e) sum_squares[m] += values[e] * values[e];
     }
   }
-  __shared__ float warp_sums[kM][kWarps];
-  __shared__ float inv_rms[kM];
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-    const float total = warp_sum(sum_squares[m]);
-    if (lane == 0) warp_sums[m][warp] = total;
-  }
-  __syncthreads();
-  if (warp == 0) {
-#pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      const float total = warp_sum(lane < kWarps ? warp_sums[m][lane] : 0.0f);
-      if (lane == 0) inv_rms[m] = rsqrtf(total / static_cast<float>(k) + a.eps);
-    }
-  }
-  __syncthreads();
+  float inv_rms[kM];
+  block_inv_rms<kThreads>(sum_squares, k, a.eps, inv_rms);
   const auto* weight = static_cast<const bf16*>(a.weight);
   for (int c = threadIdx.x; c < n_vec; c += kThreads) {
-    float scale[8];
-    to_f32(load8(weight + c * 8), scale);
+    const Bf16x8 scale = load8(weight + c * 8);
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       const int64_t offset = int64_t{m} * k + c * 8;
       float values[8];
       to_f32(load8(xs + offset), values);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) values[e] = values[e] * inv_rms[m] * scale[e];
-      const Bf16x8 result = from_f32(values);
+      const Bf16x8 result = normalise(values, inv_rms[m], scale);
       store8(xs + offset, result);
       if (writer) store8(normed + offset, result);
     }
@@ -123,7 +97,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
       const int c = base + u * 32;
-      if (c < n_vec) buffer[u] = load_weight(w_row + int64_t{c} * 8);
+      if (c < n_vec) buffer[u] = load8_streaming(w_row + int64_t{c} * 8);
     }
   };
 

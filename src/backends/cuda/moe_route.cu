@@ -115,11 +115,6 @@ __global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) 
   if (t < a.n_tokens) route_token(a, t, shared + warp * 2 * a.n_experts, lane);
 }
 
-__device__ __forceinline__ Bf16x8 load_router(const bf16* p) {
-  const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
-  return *reinterpret_cast<const Bf16x8*>(&v);
-}
-
 // acc[m] += dot(w, x[m, c * 8 .. c * 8 + 7]) for the batch's tokens.
 __device__ __forceinline__ void router_dot(const Bf16x8& w, const bf16* x, int64_t hidden,
                                            int64_t n_tokens, int c,
@@ -150,7 +145,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
   Bf16x8 ahead[kRouterAhead];  // the router is a weight: its first loads precede the wait
 #pragma unroll
   for (int u = 0; u < kRouterAhead; ++u)
-    if (lane + 32 * u < n_vec) ahead[u] = load_router(w + (lane + 32 * u) * 8);
+    if (lane + 32 * u < n_vec) ahead[u] = load8_streaming(w + (lane + 32 * u) * 8);
   pdl_wait();
   pdl_launch_dependents();
   float acc[kMoeRouterMaxTokens] = {};
@@ -158,7 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
   for (int u = 0; u < kRouterAhead; ++u)
     if (lane + 32 * u < n_vec) router_dot(ahead[u], x, r.hidden, a.n_tokens, lane + 32 * u, acc);
   for (int c = lane + 32 * kRouterAhead; c < n_vec; c += 32)
-    router_dot(load_router(w + c * 8), x, r.hidden, a.n_tokens, c, acc);
+    router_dot(load8_streaming(w + c * 8), x, r.hidden, a.n_tokens, c, acc);
 #pragma unroll
   for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
     if (m >= a.n_tokens) break;

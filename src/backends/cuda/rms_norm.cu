@@ -5,6 +5,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/rms_norm.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -28,45 +29,28 @@ __global__ void __launch_bounds__(kThreads)
   pdl_wait();
   pdl_launch_dependents();
   float values[kVectors][8];
-  float sum_squares = 0;
+  float sum_squares[1] = {};
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     const int64_t c = threadIdx.x + j * kThreads;
     if (c >= n_vec) break;
     const int64_t offset = row * width + c * 8;
-    to_f32(load8(x + offset), values[j]);
     if constexpr (kAdd) {
-      float res[8];
-      to_f32(load8(residual + offset), res);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) res[e] += values[j][e];
-      const Bf16x8 sum = from_f32(res);
-      store8(residual_out + offset, sum);
-      to_f32(sum, values[j]);  // normalise what the residual stream holds
+      store8(residual_out + offset, residual_add(load8(residual + offset), load8(x + offset),
+                                                 values[j]));
+    } else {
+      to_f32(load8(x + offset), values[j]);
     }
 #pragma unroll
-    for (int e = 0; e < 8; ++e) sum_squares += values[j][e] * values[j][e];
+    for (int e = 0; e < 8; ++e) sum_squares[0] += values[j][e] * values[j][e];
   }
-  __shared__ float warp_sums[kThreads / 32];
-  __shared__ float inv_rms;
-  sum_squares = warp_sum(sum_squares);
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum_squares;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    float total = threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0.0f;
-    total = warp_sum(total);
-    if (threadIdx.x == 0) inv_rms = rsqrtf(total / static_cast<float>(width) + eps);
-  }
-  __syncthreads();
+  float inv_rms[1];
+  block_inv_rms<kThreads>(sum_squares, width, eps, inv_rms);
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     const int64_t c = threadIdx.x + j * kThreads;
     if (c >= n_vec) break;
-    float scale[8], result[8];
-    to_f32(w[j], scale);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) result[e] = values[j][e] * inv_rms * scale[e];
-    store8(out + row * width + c * 8, from_f32(result));
+    store8(out + row * width + c * 8, normalise(values[j], inv_rms[0], w[j]));
   }
 }
 

@@ -16,6 +16,11 @@ struct alignas(16) Bf16x8 {
 __device__ __forceinline__ Bf16x8 load8(const bf16* p) {
   return *reinterpret_cast<const Bf16x8*>(p);
 }
+// For weights read once per step: streamed past L1 (activations stay there), evict-first.
+__device__ __forceinline__ Bf16x8 load8_streaming(const bf16* p) {
+  const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
+  return *reinterpret_cast<const Bf16x8*>(&v);
+}
 __device__ __forceinline__ void store8(bf16* p, const Bf16x8& v) {
   *reinterpret_cast<Bf16x8*>(p) = v;
 }
