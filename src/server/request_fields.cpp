@@ -16,7 +16,7 @@ Json parse_body(std::string_view body, const RequestLimits& limits) {
   Json json;
   try {
     json = Json::parse(body, bound_depth);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number overflow
     if (too_deep) bad_request("", "JSON nesting is deeper than {} levels", limits.max_json_depth);
     throw ApiError(400, fmt::format("the body is not valid JSON: {}", e.what()), "",
                    "invalid_json");
@@ -69,7 +69,7 @@ std::optional<int64_t> Fields::integer(std::string_view name) const {
   }
   if (value->is_number_float()) {  // 5.0 is an integer to Python clients
     const double d = value->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18)
+    if (d > -9e18 && d < 9e18 && d == static_cast<double>(static_cast<int64_t>(d)))
       return static_cast<int64_t>(d);
   }
   wrong_type(name, "an integer");

@@ -26,6 +26,8 @@ TEST(RequestBody, LimitsAndShapes) {
   EXPECT_EQ(status_of([&] { parse_body("{\"a\": \"\xff\"}", limits); }), 400);
   EXPECT_EQ(status_of([&] { parse_body("{\"a\": ", limits); }), 400);
   EXPECT_EQ(status_of([&] { parse_body("[1]", limits); }), 422);
+  // A number too large for a double is nlohmann's out_of_range, not parse_error.
+  EXPECT_EQ(status_of([&] { parse_body("{\"a\": 1E400}", limits); }), 400);
   EXPECT_EQ(status_of([&] { parse_body("{\"a\": [[1]]}", limits); }), 200);
 }
 
