@@ -74,7 +74,9 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
   for (const int64_t m : {1, 3, 8})
     for (const auto& [n, k, add, bias] :
          {std::tuple{5120, 4096, true, false}, {77, 2880, true, true}, {1000, 136, false, true},
-          {2048, 6144, false, false}}) {
+          {2048, 6144, false, false},
+          // One row that fills the shared-memory budget exactly (47 KB).
+          {300, cuda::kGemvNormMaxBytes / 2, true, false}}) {
       if (m * k * 2 > cuda::kGemvNormMaxBytes) continue;
       SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);
       std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
@@ -121,7 +123,9 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
 // The backend op (fused GEMV or norm then cuBLASLt, whichever the shape gets) against the
 // CPU's norm then product.
 TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
+  // 6 x 4096 and 3 x 8192: rows of exactly 48 KB, one launch failure had they been fused.
   for (const auto& [m, n, k, add] : {std::tuple{1, 6144, 4096, true}, {1, 4096, 4096, false},
+                                     {6, 4096, 4096, true}, {3, 1024, 8192, true},
                                      {8, 24576, 4096, true}, {9, 3000, 520, true},
                                      {64, 1536, 2048, true}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);

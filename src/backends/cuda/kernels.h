@@ -115,7 +115,11 @@ struct GemvNormArgs {
   void* normed;          // [m, k]
   float eps;
 };
-inline constexpr int64_t kGemvNormMaxBytes = 48 * 1024;
+// A block may use 48 KB of shared memory without opting in, static and dynamic together: the
+// rows' 2 * m * k bytes are dynamic, and 1 KB stays for the kernel's static reduction arrays
+// (block_inv_rms: (8 + 1) * m floats). At exactly 48 KB of rows (Qwen3-8B's 4096 wide at 6
+// tokens, 8192 at 3) the launch would fail.
+inline constexpr int64_t kGemvNormMaxBytes = 47 * 1024;
 void launch_gemv_norm(const GemvNormArgs& norm, const void* w, const void* bias, void* out,
                       int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
