@@ -180,7 +180,9 @@ template <typename Args>
 void launch_routing(void (*kernel)(Args), unsigned blocks, int n_experts, const Args& args,
                     cudaStream_t stream) {
   const size_t shared_bytes = route_shared_bytes(n_experts);
-  if (shared_bytes > 48 * 1024)
+  // Static and dynamic shared memory share the 48 KB a block gets without opting in; the
+  // router kernel's static part is a flag, so 1 KB of headroom covers it.
+  if (shared_bytes > 47 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared_bytes)));
   launch_pdl(kernel, blocks, kWarps * 32, shared_bytes, stream, args);
