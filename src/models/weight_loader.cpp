@@ -144,6 +144,10 @@ void fill_chunks(std::span<const Chunk> chunks, const WeightPlan& plan, Backend&
 // in chunks on the thread pool.
 LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optional<DType>>& dtypes,
                           Backend& backend, bool show_progress, const FillRange& fill) {
+  size_t needed = 0;
+  for (size_t i = 0; i < plan.specs().size(); ++i)
+    if (dtypes[i]) needed += plan.specs()[i].numel() * dtype_size(*dtypes[i]);
+  check_weights_fit(needed, backend.free_memory(), backend.name());
   LoadedWeights loaded;
   std::vector<Chunk> chunks;
   for (size_t i = 0; i < plan.specs().size(); ++i) {
@@ -165,6 +169,14 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
 }
 
 }  // namespace
+
+void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
+                       const std::string& device) {
+  if (free_bytes && weight_bytes > *free_bytes)
+    input_error("the model does not fit: its weights need {:.2f} GB on {} and {:.2f} GB are "
+                "free (a device with more memory or a smaller or quantised checkpoint would)",
+                weight_bytes / 1e9, device, *free_bytes / 1e9);
+}
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
                            bool show_progress) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/buffer.h"
@@ -21,7 +23,12 @@ struct LoadedWeights {
 // next chunk's conversion (mmap -> dtype conversion -> pinned -> device). show_progress
 // draws a progress bar on stderr (a line per quarter when stderr is not a terminal).
 
-// Loads every spec. Throws InputError listing every declared tensor that is missing or has
+// Throws InputError when weights of weight_bytes cannot fit in the free_bytes the device has
+// left (nullopt: unknown, no check), before any of them is allocated.
+void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
+                       const std::string& device);
+
+// Loads every spec (first checking that they fit the backend's free memory). Throws InputError listing every declared tensor that is missing or has
 // the wrong shape, and every checkpoint tensor nobody used (unless the plan allows it).
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
                            Backend& backend, bool show_progress = false);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/buffer.h"
@@ -69,6 +70,9 @@ class Backend {
 
   // Memory on this backend's device, uninitialised.
   virtual Buffer allocate(size_t bytes) = 0;
+  // Bytes allocate can still hand out (a GPU's free memory); nullopt where the backend cannot
+  // tell (host memory, which the operating system manages).
+  virtual std::optional<size_t> free_memory() { return std::nullopt; }
   // Copies between host and device or within one; same dtype, shape and contiguity.
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // Waits until all queued work is done.

@@ -56,6 +56,19 @@ TEST(WeightLoader, ReportsMissingTensors) {
       << error;
 }
 
+TEST(WeightLoader, RefusesWeightsLargerThanTheFreeMemoryBeforeLoading) {
+  EXPECT_NO_THROW(check_weights_fit(1000, std::nullopt, "cpu"));
+  EXPECT_NO_THROW(check_weights_fit(1000, 1000, "cuda"));
+  try {
+    check_weights_fit(93'410'000'000, 79'100'000'000, "cuda");  // Mixtral-8x7B, one H100
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("weights need 93.41 GB on cuda and 79.10 GB are free"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(WeightLoader, DummyWeightsAreSeededAndNotZero) {
   const ModelConfig config = load_model_config(kFixture);
   const std::unique_ptr<Backend> backend = make_cpu_backend();

@@ -31,6 +31,12 @@ class CudaGraph final : public DeviceGraph {
 
 }  // namespace
 
+std::optional<size_t> CudaBackend::free_memory() {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
 Buffer CudaBackend::allocate_host(size_t bytes) {
   void* data = nullptr;
   if (bytes > 0) CUDA_CHECK(cudaMallocHost(&data, bytes));
