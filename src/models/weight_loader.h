@@ -28,8 +28,9 @@ struct LoadedWeights {
 void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
                        const std::string& device);
 
-// Loads every spec (first checking that they fit the backend's free memory). Throws InputError listing every declared tensor that is missing or has
-// the wrong shape, and every checkpoint tensor nobody used (unless the plan allows it).
+// Loads every spec (first checking that they fit the backend's free memory). Throws
+// InputError listing every declared tensor that is missing or has the wrong shape, and every
+// checkpoint tensor nobody used (unless the plan allows it).
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
                            Backend& backend, bool show_progress = false);
 
