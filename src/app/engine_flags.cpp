@@ -33,6 +33,9 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--max-num-seqs", options.max_num_seqs, "sequences in flight at once");
   command.add_option("--max-num-batched-tokens", options.max_num_batched_tokens,
                      "tokens per step (prefill chunk size)");
+  command.add_option("--kv-reserve-per-seq", options.kv_reserve_per_seq,
+                     "admit a waiting request only while this many tokens of free KV cache per "
+                     "running request remain (fewer preemptions with long outputs; default 0)");
   command.add_option("--block-size", options.block_size, "tokens per KV-cache block");
   command.add_option("--gpu-memory-utilization", options.gpu_memory_utilization,
                      "fraction of GPU memory hadron may use");
@@ -53,6 +56,7 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
   if (options.gpu_memory_utilization <= 0 || options.gpu_memory_utilization > 1)
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
+  if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {

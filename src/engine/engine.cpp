@@ -19,7 +19,8 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
                std::vector<int32_t> extra_eos_token_ids)
     : model_(model),
       detokenizer_(detokenizer),
-      scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens},
+      scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens,
+                  model.options().kv_reserve_per_seq},
                  model.blocks()),
       async_(model.async_scheduling()) {
   for (int64_t id : model.config().eos_token_ids) eos_token_ids_.push_back(static_cast<int32_t>(id));

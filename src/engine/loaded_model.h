@@ -21,6 +21,7 @@ struct EngineOptions {
   int64_t max_model_len = 0;        // 0: the config's, capped at kDefaultMaxModelLen
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 8192;
+  int64_t kv_reserve_per_seq = 0;   // --kv-reserve-per-seq (SchedulerConfig)
   int64_t block_size = 16;
   int64_t num_kv_blocks = 0;        // 0: sized automatically (--num-kv-blocks overrides)
   double gpu_memory_utilization = 0.9;

@@ -25,10 +25,21 @@ void Scheduler::remove(Sequence* seq) {
   seq->state = SeqState::kFinished;
 }
 
+int64_t Scheduler::blocks_needed(const Sequence& seq, int64_t n_tokens) const {
+  return (seq.n_computed + n_tokens + blocks_.block_size() - 1) / blocks_.block_size() -
+         static_cast<int64_t>(seq.blocks.size());
+}
+
+bool Scheduler::leaves_growth_room(const Sequence& seq, int64_t n_tokens) const {
+  if (config_.reserve_tokens_per_seq <= 0 || running_.empty()) return true;  // progress
+  const int64_t per_seq =
+      (config_.reserve_tokens_per_seq + blocks_.block_size() - 1) / blocks_.block_size();
+  const int64_t left = blocks_.n_free() - std::max<int64_t>(0, blocks_needed(seq, n_tokens));
+  return left >= per_seq * (static_cast<int64_t>(running_.size()) + 1);
+}
+
 bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
-  const int64_t needed = (seq.n_computed + n_tokens + blocks_.block_size() - 1) /
-                             blocks_.block_size() -
-                         static_cast<int64_t>(seq.blocks.size());
+  const int64_t needed = blocks_needed(seq, n_tokens);
   if (needed <= 0) return true;
   auto fresh = blocks_.allocate(needed);
   if (!fresh) return false;
@@ -94,7 +105,7 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
       seq->hash_cursor = match.cursor;
     }
     const int64_t n = std::min(seq->n_uncomputed(), budget);
-    if (!reserve(*seq, n)) {
+    if (!leaves_growth_room(*seq, n) || !reserve(*seq, n)) {
       if (matched_now) {
         blocks_.release(seq->blocks);
         seq->blocks.clear();

@@ -4,7 +4,9 @@
 // decodes before chunked prefills; waiting sequences are admitted after, in arrival order,
 // while the budget, --max-num-seqs and free KV blocks allow, reusing cached prefix blocks.
 // When blocks run out the most recently admitted running sequence is preempted: its blocks
-// are released and it returns to the front of the queue to be recomputed later.
+// are released and it returns to the front of the queue to be recomputed later. Optionally
+// (reserve_tokens_per_seq) a waiting sequence is admitted only while room for that many more
+// tokens per running sequence stays free, so long outputs grow without preemption.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,9 @@ namespace hadron {
 struct SchedulerConfig {
   int64_t max_num_seqs = 16;
   int64_t max_num_batched_tokens = 2048;
+  // Admission keeps this many tokens of free KV blocks per running sequence (the new one
+  // included); 0: admit while blocks last.
+  int64_t reserve_tokens_per_seq = 0;
 };
 
 struct ScheduledSeq {
@@ -51,6 +56,10 @@ class Scheduler {
  private:
   // Ensures seq's blocks cover n_computed + n_tokens tokens; false if blocks ran out.
   bool reserve(Sequence& seq, int64_t n_tokens);
+  // Blocks seq needs beyond its own to cover n_computed + n_tokens tokens.
+  int64_t blocks_needed(const Sequence& seq, int64_t n_tokens) const;
+  // Whether admitting seq for n_tokens leaves reserve_tokens_per_seq per running sequence.
+  bool leaves_growth_room(const Sequence& seq, int64_t n_tokens) const;
   void preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);

@@ -4,6 +4,7 @@
 // and with async scheduling (step N+1 queued before step N's tokens are read back, as on GPUs).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <optional>
 #include <random>
 
@@ -25,7 +26,8 @@ bool async_param() {
 
 std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_blocks = 0,
                                   bool prefix_caching = true, int64_t batched_tokens = 64,
-                                  std::optional<bool> async = std::nullopt) {
+                                  std::optional<bool> async = std::nullopt,
+                                  int64_t kv_reserve_per_seq = 0) {
   EngineOptions options;
   options.async_scheduling = async.value_or(async_param());
   options.model_path = kModel;
@@ -36,6 +38,7 @@ std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_bloc
   options.max_num_batched_tokens = batched_tokens;
   options.num_kv_blocks = num_kv_blocks;
   options.enable_prefix_caching = prefix_caching;
+  options.kv_reserve_per_seq = kv_reserve_per_seq;
   options.verbose = false;
   return LoadedModel::load(options);
 }
@@ -92,6 +95,34 @@ TEST_P(EngineTest, PreemptedRequestsProduceTheSameOutput) {
   for (size_t i = 0; i < batch.size(); ++i)
     EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
+}
+
+// --kv-reserve-per-seq: admission waits while the running sequences would have less than
+// the reserve each to grow into, so fewer of them are preempted later; outputs are the same.
+TEST_P(EngineTest, GrowthReserveAdmitsLaterAndPreemptsLess) {
+  std::mt19937 rng(12);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 8; ++i) batch.push_back(greedy_request(random_prompt(rng, 10, 30), 30));
+  GenerationStats plain_stats;
+  auto plain = load(40, 13);
+  const auto expected = generate(*plain, batch, nullptr, &plain_stats);
+  ASSERT_GT(plain_stats.engine.n_preemptions, 0);
+  int64_t previous = plain_stats.engine.n_preemptions;
+  // 2 and 4 blocks of 8 tokens per running sequence, of 13 blocks.
+  for (const int64_t reserve : {16, 32}) {
+    SCOPED_TRACE(testing::Message() << "reserve " << reserve);
+    auto reserved = load(40, 13, true, 64, std::nullopt, reserve);
+    GenerationStats stats;
+    const auto results = generate(*reserved, batch, nullptr, &stats);
+    std::printf("reserve %lld tokens: %lld preemptions (none: %lld)\n",
+                static_cast<long long>(reserve), static_cast<long long>(stats.engine.n_preemptions),
+                static_cast<long long>(plain_stats.engine.n_preemptions));
+    EXPECT_LT(stats.engine.n_preemptions, previous);
+    previous = stats.engine.n_preemptions;
+    for (size_t i = 0; i < batch.size(); ++i)
+      EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
+    EXPECT_EQ(reserved->blocks().n_free(), reserved->blocks().n_blocks());
+  }
 }
 
 // Every step that runs is counted as decode-only, mixed or prefill-only, with its tokens.
