@@ -9,7 +9,10 @@ namespace hadron {
 
 DenseDecoder::DenseDecoder(const ModelConfig& config, Backend& backend,
                            const DenseDecoderOptions& options)
-    : Model(config, backend), options_(options), layers_(config.n_layers) {}
+    : Model(config, backend), options_(options), layers_(config.n_layers) {
+  HADRON_CHECK(static_cast<int64_t>(config.layer_types.size()) == config.n_layers,
+               "{} layer types for {} layers", config.layer_types.size(), config.n_layers);
+}
 
 void DenseDecoder::declare_weights(WeightPlan& plan) {
   const int64_t hidden = config_.hidden_size;
@@ -20,7 +23,7 @@ void DenseDecoder::declare_weights(WeightPlan& plan) {
     plan.add(&layer.input_norm, prefix + "input_layernorm.weight", {hidden});
     plan.add(&layer.post_attention_norm, prefix + "post_attention_layernorm.weight", {hidden});
     AttentionOptions attention = options_.attention;
-    if (!config_.layer_types.empty() && config_.layer_types[i] == LayerKind::kSlidingAttention)
+    if (config_.layer_types[i] == LayerKind::kSlidingAttention)
       attention.sliding_window = static_cast<int>(config_.sliding_window);
     layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
     layer.sparse = options_.moe.has_value() && is_sparse_layer(config_, i);

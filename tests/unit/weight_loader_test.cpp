@@ -50,6 +50,7 @@ TEST(WeightLoader, ReportsShapeMismatchesWithFileAndShapes) {
 TEST(WeightLoader, ReportsMissingTensors) {
   ModelConfig config = load_model_config(kFixture);
   config.n_layers += 1;
+  config.layer_types.push_back(LayerKind::kFullAttention);  // one per layer, as parsed
   const std::string error = load_error(config);
   EXPECT_NE(error.find("missing tensor model.layers.2.self_attn.q_proj.weight"),
             std::string::npos)
