@@ -40,6 +40,18 @@ export async function metric(url, name) {
   return total;
 }
 
+// The metric once it equals `want`, or its value after `ms` milliseconds of polling: for state
+// the engine loop updates between steps, after the HTTP side has already answered.
+export async function settledMetric(url, name, want, ms = 5000) {
+  const deadline = Date.now() + ms;
+  let value = await metric(url, name);
+  while (value !== want && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    value = await metric(url, name);
+  }
+  return value;
+}
+
 export async function post(url, path, body, headers = {}) {
   const r = await fetch(`${url}${path}`, {
     method: 'POST', headers: { 'content-type': 'application/json', ...headers },
