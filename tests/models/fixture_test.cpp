@@ -25,6 +25,9 @@ struct FixtureCase {
   std::string model_dir;    // where the weights are, relative to the source tree
 };
 
+// How gtest and ctest name a case (else its bytes).
+void PrintTo(const FixtureCase& c, std::ostream* out) { *out << c.name << " " << c.config_file; }
+
 class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
  protected:
   void SetUp() override {

@@ -24,6 +24,9 @@ struct GpuCase {
   std::string model_dir;
 };
 
+// How gtest and ctest name a case (else its bytes).
+void PrintTo(const GpuCase& c, std::ostream* out) { *out << c.fixture; }
+
 std::unique_ptr<LoadedModel> load_on(const GpuCase& c, const std::string& device) {
   EngineOptions options;
   options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + c.model_dir;

@@ -59,9 +59,10 @@ TEST(MoeReference, GroupedSigmoidRoutingFollowsItsDefinition) {
       const int32_t e = ids[t * k + j];
       EXPECT_GE(group[e / group_size], kept_threshold - kFloatSlack)
           << "token " << t << " expert " << e;
-      if (j > 0)
+      if (j > 0) {
         EXPECT_LE(choice[e], choice[ids[t * k + j - 1]] + kFloatSlack)
             << "picks by decreasing choice";
+      }
       picked_sum += score[e];
       weight_sum += weights[t * k + j];
     }
@@ -71,9 +72,10 @@ TEST(MoeReference, GroupedSigmoidRoutingFollowsItsDefinition) {
     // No eligible expert left out beats the last pick.
     for (int64_t e = 0; e < E; ++e) {
       const bool picked = std::count(ids.begin() + t * k, ids.begin() + (t + 1) * k, e) > 0;
-      if (!picked && group[e / group_size] >= kept_threshold + kFloatSlack)
+      if (!picked && group[e / group_size] >= kept_threshold + kFloatSlack) {
         EXPECT_LE(choice[e], choice[ids[t * k + k - 1]] + kFloatSlack)
             << "token " << t << " expert " << e;
+      }
     }
   }
 }

@@ -34,8 +34,12 @@ TEST(Rope, Llama3ScalesOnlyLowFrequencies) {
   const std::vector<double> base = rope_inv_freq(plain, 128), scaled = rope_inv_freq(llama3, 128);
   for (size_t i = 0; i < base.size(); ++i) {
     const double wavelen = 2 * std::numbers::pi / base[i];
-    if (wavelen < 8192 / 4.0) EXPECT_DOUBLE_EQ(scaled[i], base[i]) << i;
-    if (wavelen > 8192 / 1.0) EXPECT_DOUBLE_EQ(scaled[i], base[i] / 8) << i;
+    if (wavelen < 8192 / 4.0) {
+      EXPECT_DOUBLE_EQ(scaled[i], base[i]) << i;
+    }
+    if (wavelen > 8192 / 1.0) {
+      EXPECT_DOUBLE_EQ(scaled[i], base[i] / 8) << i;
+    }
     EXPECT_LE(scaled[i], base[i]);
     EXPECT_GE(scaled[i], base[i] / 8 - 1e-18);
   }
