@@ -16,7 +16,21 @@ namespace {
 constexpr int64_t kSmallBatch = 4;  // rows handled by the streaming path
 constexpr int64_t kTileRows = 16;   // weight rows converted at a time on the tiled path
 
-__attribute__((target_clones("arch=haswell", "default")))
+// An AVX2 clone and a generic one, picked at load time by an ifunc resolver. ThreadSanitizer
+// instruments that resolver, which runs before the sanitizer is set up, so TSan builds keep
+// the generic version only.
+#if defined(__SANITIZE_THREAD__)
+#define HADRON_DOT_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HADRON_DOT_CLONES
+#endif
+#endif
+#ifndef HADRON_DOT_CLONES
+#define HADRON_DOT_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#endif
+
+HADRON_DOT_CLONES
 float dot_f32(const float* x, const float* w, int64_t n) {
   float acc = 0;
 #pragma omp simd reduction(+ : acc)
@@ -24,7 +38,7 @@ float dot_f32(const float* x, const float* w, int64_t n) {
   return acc;
 }
 
-__attribute__((target_clones("arch=haswell", "default")))
+HADRON_DOT_CLONES
 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
   float acc = 0;
 #pragma omp simd reduction(+ : acc)
