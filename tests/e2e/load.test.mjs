@@ -2,7 +2,7 @@
 // non-streamed greedy text of its prompt (no lost or duplicated tokens), no 5xx, flat memory.
 // The KV pool is kept small (512 blocks) so that every block has been touched once the run is
 // warm: fresh KV pages entering RSS would otherwise look like growth.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startServer } from './server.mjs';
@@ -12,8 +12,13 @@ const clients = 64;
 const prompts = ['And God said', 'In the beginning', 'The LORD is my shepherd', 'Blessed are',
   'And it came to pass', 'Hear, O Israel', 'Thus saith the LORD', 'Now the serpent'];
 
+let server;
+// A run that fails or times out never reaches its own stop: without this the server would keep
+// node (and ctest) waiting until ctest's own timeout.
+after(() => { server?.child.kill('SIGKILL'); });
+
 test(`${clients} streaming clients for ${seconds} s`, { timeout: (seconds + 120) * 1000 }, async () => {
-  const server = await startServer(['--num-kv-blocks', '512']);
+  server = await startServer(['--num-kv-blocks', '512']);
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   const request = (prompt, i) => ({ model: 'models/default', prompt, temperature: 0, max_tokens: 16 + (i % 5) * 8 });
   const reference = new Map();
