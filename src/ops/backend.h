@@ -56,6 +56,9 @@ struct AddRmsNorm {
   float eps = 1e-6f;
   Tensor normed;  // written: the projection's input
 };
+// Throws unless residual_out is its own buffer when add is given (every backend's
+// add_rms_norm_linear checks this first).
+void check_out_of_place(const AddRmsNorm& norm);
 
 class Backend {
  public:

@@ -5,13 +5,18 @@
 
 namespace hadron {
 
+void check_out_of_place(const AddRmsNorm& norm) {
+  HADRON_CHECK(!norm.add.defined() ||
+                   (norm.residual_out.defined() && norm.residual_out.data != norm.residual.data &&
+                    norm.residual_out.data != norm.add.data),
+               "add_rms_norm_linear: residual_out {} must be its own buffer",
+               norm.residual_out.describe());
+}
+
 void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                   const Tensor& bias, const Tensor& out) {
+  check_out_of_place(norm);
   if (norm.add.defined()) {
-    HADRON_CHECK(norm.residual_out.defined() && norm.residual_out.data != norm.residual.data &&
-                     norm.residual_out.data != norm.add.data,
-                 "add_rms_norm_linear: residual_out {} must be its own buffer",
-                 norm.residual_out.describe());
     copy(norm.residual, norm.residual_out);
     add_rms_norm(norm.add, norm.residual_out, norm.weight, norm.eps, norm.normed);
   } else {

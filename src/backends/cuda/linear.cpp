@@ -72,14 +72,12 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
 
 void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                       const Tensor& bias, const Tensor& out) {
+  check_out_of_place(norm);
   const bool add = norm.add.defined();
   check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
                  add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
   const void* bias_ptr = check_linear(norm.normed, weight, bias, out);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
-  HADRON_CHECK(!add || (norm.residual_out.data != norm.residual.data &&
-                        norm.residual_out.data != norm.add.data),
-               "add_rms_norm_linear: residual_out must be its own buffer");
   if (m <= kGemvMaxRows && m * k * 2 <= kGemvNormMaxBytes && out.dtype == DType::BF16 &&
       prefer_gemv(m, n, k, false, norm.normed.data, weight.data, bias_ptr, out.data)) {
     const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
