@@ -1,6 +1,6 @@
 // The CUDA path (bf16 weights and activations, fp32 accumulation) against transformers' fp32
 // logits, and GPU greedy against CPU greedy, on the fixtures whose head_dim the CUDA kernels
-// support (64, 128).
+// support (64, 128): the dense ones and every mixture-of-experts architecture.
 //
 // Tolerance: max |gpu - transformers| / max |transformers logit| <= 3e-2 (bf16 keeps 8 bits of
 // mantissa; errors compound over layers); top-1 agreement on every position whose reference
@@ -158,6 +158,10 @@ TEST_P(GpuFixtureTest, GraphDecodeEqualsEager) {
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest,
                          ::testing::Values(GpuCase{"llama3-hd64", "tests/fixtures/llama3-hd64"},
                                            GpuCase{"qwen3-hd128", "tests/fixtures/qwen3-hd128"},
+                                           GpuCase{"qwen3-moe-hd64", "tests/fixtures/qwen3-moe-hd64"},
+                                           GpuCase{"mixtral-hd64", "tests/fixtures/mixtral-hd64"},
+                                           GpuCase{"glm4-moe-hd64", "tests/fixtures/glm4-moe-hd64"},
+                                           GpuCase{"gpt-oss-hd64", "tests/fixtures/gpt-oss-hd64"},
                                            GpuCase{"default-model", "models/default"}),
                          [](const auto& info) {
                            std::string id = info.param.fixture;
