@@ -1,9 +1,10 @@
 // Kernel micro-benchmark of one MoE layer's CUDA ops (route, then the expert kernels) at the
 // shapes of Qwen3-30B-A3B (128 experts, top-8, hidden 2048, intermediate 768, bf16) and
 // gpt-oss-20b (32 experts, top-4, hidden 2880, intermediate 2880, MXFP4 and bf16), for 1, 2,
-// 4 and 16 tokens. All experts' weights are resident (well above the 50 MB L2) and each launch
-// routes to other random experts; times are CUDA-event medians per launch after warm-up.
-// GB/s counts the routed experts' weights once per (token, slot) pair.
+// 4 and 16 tokens (decode) and 64 and 128 (the decode steps of offline throughput). All
+// experts' weights are resident (well above the 50 MB L2) and each launch routes to other
+// random experts; times are CUDA-event medians per launch after warm-up. GB/s counts the
+// weights of the distinct experts a launch routes to (each is read once per launch).
 //
 //   moe_ops_bench [--markdown FILE] [--mxfp4-only]
 #include <cuda_runtime.h>
@@ -87,10 +88,11 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
   }
   const void* gate_up_bias = s.gpt_oss ? memory.upload(random_bf16(E * 2 * I, state)) : nullptr;
   const void* down_bias = s.gpt_oss ? memory.upload(random_bf16(E * H, state)) : nullptr;
-  for (const int64_t n_tokens : {1, 2, 4, 16}) {
+  for (const int64_t n_tokens : {1, 2, 4, 8, 16, 32, 64, 128}) {
     const int64_t n_pairs = n_tokens * s.top_k;
     std::vector<float*> logits(kIdSets);
     std::vector<int32_t*> ids(kIdSets);
+    double distinct_experts = 0;  // summed over the id sets
     for (int c = 0; c < kIdSets; ++c) {
       std::vector<float> values(n_tokens * E);
       for (float& v : values) v = static_cast<float>(next_random(state) % 1000) / 100.0f;
@@ -103,6 +105,9 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
         } while (std::find(&picks[first], &picks[p], picks[p]) != &picks[p]);
       }
       ids[c] = memory.upload(picks);
+      std::sort(picks.begin(), picks.end());
+      distinct_experts += static_cast<double>(std::unique(picks.begin(), picks.end()) -
+                                              picks.begin());
     }
     const float* weights = memory.upload(std::vector<float>(n_pairs, 1.0f / s.top_k));
     const void* x = memory.upload(random_bf16(n_tokens * H, state));
@@ -129,7 +134,8 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
           false};
       launch_moe_experts(args, workspace, stream);
     });
-    rows.push_back({s.model, "experts", format, n_tokens, experts_us, n_pairs * expert_bytes});
+    rows.push_back({s.model, "experts", format, n_tokens, experts_us,
+                    distinct_experts / kIdSets * expert_bytes});
     std::fprintf(stderr, "%-14s %-6s T %-3lld route %7.1f us  experts %7.1f us\n", s.model, format,
                  static_cast<long long>(n_tokens), route_us, experts_us);
   }

@@ -205,8 +205,8 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
   EXPECT_CLOSE(download(out_gpu.tensor), out, kGemmTol);
 }
 
-// Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels, more the sorted path, and
-// from kMoeMmaMinTokens (32) its bf16 products run on tensor cores.
+// Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels, more the sorted path, whose
+// bf16 products run on tensor cores (MXFP4 ones on CUDA cores).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
       // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
@@ -218,7 +218,7 @@ TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
       {3, 8, 2, 1024, 1792, MoeActivation::kSwiGlu, false, false},
       {1, 4, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
-      {200, 16, 3, 136, 40, MoeActivation::kSwiGlu, true, true},  // tensor cores from here
+      {200, 16, 3, 136, 40, MoeActivation::kSwiGlu, true, true},
       {64, 128, 8, 2048, 768, MoeActivation::kSwiGlu, false, false},  // Qwen3-30B-A3B
       {48, 8, 4, 320, 200, MoeActivation::kClampedSwiGluInterleaved, true, true}};
   for (const ExpertsCase& c : cases) check(c, false);

@@ -430,7 +430,7 @@ void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cu
   const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
   launch_pdl(moe_align_kernel, 1, kAlignThreads, align_shared, stream, args.topk_ids,
              static_cast<int>(n_pairs), args.n_experts, workspace);
-  if (!kMxfp4 && args.n_tokens >= kMoeMmaMinTokens) {
+  if constexpr (!kMxfp4) {
     launch_moe_gate_up_mma(args, workspace, stream);
     launch_moe_down_mma(args, workspace, stream);
   } else {

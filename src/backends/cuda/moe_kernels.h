@@ -79,10 +79,11 @@ struct MoeExpertsArgs {
 // (token, slot) pairs by expert, runs each expert's gate_up and down products over its rows,
 // and combines the rows per token in slot order. Either way each expert's weights are read
 // once per step and each output is summed in slot order (deterministic).
-// From kMoeMmaMinTokens tokens with bf16 weights, each expert's gate_up and down products run
-// on tensor cores (moe_grouped_gemm.cu); MXFP4 weights stay on the CUDA-core kernels.
+// On the sorted path, bf16 experts' gate_up and down products run on tensor cores
+// (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
+// experts at 16 tokens 308 us against 375, bench/results/moe-2026-11-26.md); MXFP4 weights stay
+// on the CUDA-core kernels.
 inline constexpr int kMoeSmallMaxTokens = 4;
-inline constexpr int kMoeMmaMinTokens = 32;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
 
