@@ -51,6 +51,17 @@ TEST_P(GpuFixtureTest, LogitsMatchTransformersInBf16) {
     const NpyArray& ref = fixture.logits[i];
     const double error = testing::relative_error(ours.data(), ref, 0, ref.shape[0]);
     EXPECT_LE(error, kBf16Tolerance) << "prompt " << i;
+    if (error > kBf16Tolerance) {  // which positions: one row, or every row from some point on
+      std::printf("[gpu %s] prompt %zu rows over tolerance (of %lld):", GetParam().fixture.c_str(),
+                  i, static_cast<long long>(ref.shape[0]));
+      for (int64_t row = 0; row < ref.shape[0]; ++row) {
+        const double row_error =
+            testing::relative_error(ours.data() + row * vocab, ref, row, 1);
+        if (row_error > kBf16Tolerance) std::printf(" %lld (%.3f)", static_cast<long long>(row),
+                                                    row_error);
+      }
+      std::printf("\n");
+    }
     int agree = 0, clear = 0, clear_agree = 0;
     for (int64_t row = 0; row < ref.shape[0]; ++row) {
       std::vector<float> expected(ref.values.begin() + row * vocab,
