@@ -1,7 +1,7 @@
 // Kernel micro-benchmark of one MoE layer's CUDA ops (route, then the expert kernels) at the
 // shapes of Qwen3-30B-A3B (128 experts, top-8, hidden 2048, intermediate 768, bf16) and
-// gpt-oss-20b (32 experts, top-4, hidden 2880, intermediate 2880, MXFP4 and bf16), for 1, 2,
-// 4 and 16 tokens (decode) and 64 and 128 (the decode steps of offline throughput). All
+// gpt-oss-20b (32 experts, top-4, hidden 2880, intermediate 2880, MXFP4 and bf16), for 1 to 128
+// tokens (batch-1 decode up to the decode steps of offline throughput). All
 // experts' weights are resident (well above the 50 MB L2) and each launch routes to other
 // random experts; times are CUDA-event medians per launch after warm-up. GB/s counts the
 // weights of the distinct experts a launch routes to (each is read once per launch).

@@ -81,8 +81,8 @@ struct MoeExpertsArgs {
 // once per step and each output is summed in slot order (deterministic).
 // On the sorted path, bf16 experts' gate_up and down products run on tensor cores
 // (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
-// experts at 16 tokens 308 us against 375, bench/results/moe-2026-11-26.md); MXFP4 weights stay
-// on the CUDA-core kernels.
+// experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md); MXFP4
+// weights stay on the CUDA-core kernels.
 inline constexpr int kMoeSmallMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
