@@ -283,7 +283,7 @@ def routing_instability(model, sequences):
     return worst
 
 
-def build_fixture(name, original, storage_dtype, out, seed):
+def build_fixture(original, storage_dtype, out, seed):
     """Random weights from seed, saved in out; returns (reference model, MXFP4 blocks,
     prompts, continuations), or None when routing is unstable on the prompts alone (a cheap
     first check: the continuations take most of the time)."""
@@ -318,7 +318,7 @@ def make_fixture(name, shared, out_root, seed):
         f.write("\n")
 
     for attempt in range(ROUTING_ATTEMPTS):
-        built = build_fixture(name, original, storage_dtype, out, seed + attempt)
+        built = build_fixture(original, storage_dtype, out, seed + attempt)
         if built is None:
             continue
         reference, packed, prompts, continuations = built
