@@ -71,8 +71,7 @@ void GatedMlp::down(Backend& backend, const Tensor& gate_up, Arena& arena,
                     const Tensor& out) const {
   const Tensor activated =
       arena.alloc(backend.activation_dtype(), {gate_up.size(0), intermediate_});
-  backend.silu_mul(gate_up, activated);
-  backend.linear(activated, down_, Tensor{}, out);
+  backend.silu_mul_linear(gate_up, activated, down_, Tensor{}, out);
 }
 
 }  // namespace hadron

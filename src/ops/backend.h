@@ -117,6 +117,12 @@ class Backend {
   virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                    const Tensor& bias, const Tensor& out);
 
+  // activated = silu_mul(gate_up), then out = activated @ weight^T (+ bias) as linear.
+  // gate_up: [T, 2I]; activated: [T, I], written, not overlapping gate_up. The default runs
+  // the two ops; a backend may fuse them (CUDA does for decode-sized batches).
+  virtual void silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
+                               const Tensor& weight, const Tensor& bias, const Tensor& out);
+
   // Rotary embedding in place on the first rotary_dim dims of each head.
   // x: [T, n_heads, head_dim]; positions: I32 [T]; cos_sin: F32 [max_pos, rotary_dim]
   // holding cos for the first rotary_dim/2 columns and sin for the rest.

@@ -1,5 +1,6 @@
-// Backend's defaults for the ops that exist to be fused (add_rms_norm_linear, moe_router):
-// the ops they are made of, one after another. Backends override them where fusing pays.
+// Backend's defaults for the ops that exist to be fused (add_rms_norm_linear,
+// silu_mul_linear, moe_router): the ops they are made of, one after another. Backends
+// override them where fusing pays.
 #include "core/error.h"
 #include "ops/backend.h"
 
@@ -23,6 +24,12 @@ void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
     rms_norm(norm.residual, norm.weight, norm.eps, norm.normed);
   }
   linear(norm.normed, weight, bias, out);
+}
+
+void Backend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
+                              const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  silu_mul(gate_up, activated);
+  linear(activated, weight, bias, out);
 }
 
 void Backend::moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,

@@ -1,5 +1,6 @@
 // CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias;
-// add_rms_norm_linear (the norm fused into the GEMV, or run before cuBLASLt).
+// add_rms_norm_linear and silu_mul_linear (the norm or the activation fused into the GEMV, or
+// run before cuBLASLt).
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cuda_check.h"
@@ -77,8 +78,8 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
           {2048, 6144, false, false},
           // Two rows that fill the shared-memory budget exactly (47 KB); one row of the budget
           // would be wider than the separate rms_norm reference takes (16384).
-          {300, cuda::kGemvNormMaxBytes / 4, true, false}}) {
-      if (m * k * 2 > cuda::kGemvNormMaxBytes) continue;
+          {300, cuda::kGemvStagedMaxBytes / 4, true, false}}) {
+      if (m * k * 2 > cuda::kGemvStagedMaxBytes) continue;
       SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);
       std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
                          norm_w = random_floats(k, 0.5f), w = random_floats(n * k, 0.05f),
@@ -149,6 +150,63 @@ TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
     EXPECT_CLOSE(download(normed.tensor), normed_cpu, kElementwiseTol);
     EXPECT_CLOSE(download(out.tensor), expected, kGemmTol);
     EXPECT_EQ(download(res_gpu.tensor), residual);
+  }
+}
+
+// The GEMV with SiLU-and-mul fused in front, launched directly: the activated rows block 0
+// writes equal silu_mul's bit for bit, the product equals the plain GEMV's over those rows
+// bit for bit, and gate_up stays.
+TEST_F(LinearTest, GemvSiluEqualsSiluThenGemv) {
+  for (const int64_t m : {1, 2, 3, 8})
+    for (const auto& [n, k, bias] :
+         {std::tuple{4096, 12288, false}, {2880, 2880, true}, {1000, 136, true},
+          {301, cuda::kGemvStagedMaxBytes / 4, false}}) {
+      if (m * k * 2 > cuda::kGemvStagedMaxBytes) continue;
+      SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
+      std::vector<float> gate_up = random_floats(m * 2 * k, 3.0f), w = random_floats(n * k, 0.05f),
+                         b = random_floats(n);
+      DeviceTensor gate_up_gpu = upload(gate_up, {m, 2 * k}), w_gpu = upload(w, {n, k});
+      DeviceTensor b_gpu = upload(b, {n});
+      DeviceTensor activated = poisoned({m, k}), out = poisoned({m, n});
+      cuda::launch_gemv_silu(gate_up_gpu.tensor.data, activated.tensor.data, w_gpu.tensor.data,
+                             bias ? b_gpu.tensor.data : nullptr, out.tensor.data, m, n, k,
+                             nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(download(gate_up_gpu.tensor), gate_up);  // upload rounded gate_up to bf16
+
+      DeviceTensor activated_ref = poisoned({m, k});
+      gpu_->silu_mul(gate_up_gpu.tensor, activated_ref.tensor);
+      std::vector<float> activated_values = download(activated_ref.tensor);
+      EXPECT_EQ(download(activated.tensor), activated_values);
+      DeviceTensor out_ref = poisoned({m, n});
+      cuda::launch_gemv(activated_ref.tensor.data, w_gpu.tensor.data,
+                        bias ? b_gpu.tensor.data : nullptr, out_ref.tensor.data, false, m, n, k,
+                        nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<float> product = download(out.tensor);
+      EXPECT_EQ(product, download(out_ref.tensor));
+      std::vector<float> expected(m * n);
+      cpu_->linear(host_view(activated_values, {m, k}), host_view(w, {n, k}),
+                   bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
+      EXPECT_CLOSE(product, expected, kGemmTol);
+    }
+}
+
+// The backend op (fused GEMV, or silu_mul then the product) against the CPU's.
+TEST_F(LinearTest, SiluMulLinearMatchesCpu) {
+  for (const auto& [m, n, k] : {std::tuple{1, 4096, 12288}, {2, 2048, 768}, {8, 4096, 12288},
+                                {9, 3000, 520}, {64, 1536, 2048}}) {
+    SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
+    std::vector<float> gate_up = random_floats(m * 2 * k, 3.0f), w = random_floats(n * k, 0.05f);
+    DeviceTensor gate_up_gpu = upload(gate_up, {m, 2 * k}), w_gpu = upload(w, {n, k});
+    DeviceTensor activated = poisoned({m, k}), out = poisoned({m, n});
+    gpu_->silu_mul_linear(gate_up_gpu.tensor, activated.tensor, w_gpu.tensor, Tensor{},
+                          out.tensor);
+    std::vector<float> activated_cpu(m * k), expected(m * n);
+    cpu_->silu_mul_linear(host_view(gate_up, {m, 2 * k}), host_view(activated_cpu, {m, k}),
+                          host_view(w, {n, k}), Tensor{}, host_view(expected, {m, n}));
+    EXPECT_CLOSE(download(activated.tensor), activated_cpu, kElementwiseTol);
+    EXPECT_CLOSE(download(out.tensor), expected, kGemmTol);
   }
 }
 

@@ -89,14 +89,19 @@ void CudaBackend::store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cac
                         k.size(0), token_elems, stream_);
 }
 
-void CudaBackend::silu_mul(const Tensor& gate_up, const Tensor& out) {
+void check_silu_mul(const Tensor& gate_up, const Tensor& out) {
   check_tensor(gate_up, DType::BF16, "silu_mul gate_up");
   check_tensor(out, DType::BF16, "silu_mul out");
-  const int64_t inter = out.size(-1), n_rows = out.numel() / inter;
+  const int64_t inter = out.size(-1);
   HADRON_CHECK(gate_up.size(-1) == 2 * inter && gate_up.numel() == 2 * out.numel() &&
                    inter % 8 == 0,
                "silu_mul {} into {}", gate_up.describe(), out.describe());
-  launch_silu_mul(gate_up.data, out.data, n_rows, inter, stream_);
+}
+
+void CudaBackend::silu_mul(const Tensor& gate_up, const Tensor& out) {
+  check_silu_mul(gate_up, out);
+  const int64_t inter = out.size(-1);
+  launch_silu_mul(gate_up.data, out.data, out.numel() / inter, inter, stream_);
 }
 
 void CudaBackend::gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) {

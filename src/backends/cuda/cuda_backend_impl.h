@@ -26,6 +26,9 @@ void check_tensor(const Tensor& t, DType dtype, const char* name);
 void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& residual_out,
                     const Tensor& weight, const Tensor& out);
 
+// Validates launch_silu_mul's operands.
+void check_silu_mul(const Tensor& gate_up, const Tensor& out);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_idx) : device_idx_(device_idx) {
@@ -85,6 +88,8 @@ class CudaBackend final : public Backend {
                     const Tensor& out) override;
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
+  void silu_mul_linear(const Tensor& gate_up, const Tensor& activated, const Tensor& weight,
+                       const Tensor& bias, const Tensor& out) override;
   void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
                            const Tensor& out) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,

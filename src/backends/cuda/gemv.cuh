@@ -5,14 +5,19 @@
 //  - A lane streams 16-byte weight vectors of its warp's row, kChunk of them per step, and
 //    issues the next step's loads (which may belong to its next row) before the current
 //    step's arithmetic, so a warp always has loads outstanding.
-//  - Each weight vector serves all M activation rows (M * K * 2 bytes, L1/L2-resident).
+//  - Each weight vector serves all M activation rows, which every block first stages in
+//    shared memory (M * K * 2 bytes, up to kGemvStagedMaxBytes; wider rows are read from
+//    global memory as the steps go). Read from L1/L2 instead, each step's activation loads
+//    would wait a round trip after its weights arrived (down_proj's GEMV streamed 1.8 TB/s
+//    that way, gate_up's with staged rows 2.8).
 //  - Launched with programmatic dependent launch: a warp issues its first weight loads before
 //    pdl_wait(), while the kernel that produces x is still finishing.
-// Optionally (kNorm) with the residual add + RMSNorm in front fused in: every block computes
-// the normed rows itself into shared memory after the wait, while its first weight loads are
-// in flight (gemv_norm.cu).
-// Shared by gemv.cu (the plain product) and gemv_norm.cu (with the norm), which instantiate it
-// in two translation units.
+// The staged rows may be computed rather than copied (GemvInput): the residual add + RMSNorm
+// in front (gemv_norm.cu), or SiLU-and-mul of [gate | up] rows (gemv_silu.cu), so that one
+// kernel replaces two for decode-sized batches; every block computes them itself after the
+// wait, while its first weight loads are in flight.
+// Shared by gemv.cu, gemv_norm.cu and gemv_silu.cu, which instantiate it in three
+// translation units.
 #pragma once
 
 #include <algorithm>
@@ -21,12 +26,44 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/rms_norm.cuh"
+#include "backends/cuda/silu_mul.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda::gemv {
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 constexpr int kChunk = 8;  // 16-byte weight loads per lane per step
+
+// Where the kernel's input rows x come from.
+enum class GemvInput {
+  kGlobal,   // x itself, read from global memory step by step (rows wider than the stage)
+  kStaged,   // x, copied into shared memory first
+  kNorm,     // rms_norm(residual + add) * weight (GemvNormArgs), computed into shared memory
+  kSiluMul,  // silu(gate) * up of x = [gate | up] rows of 2 * K, computed into shared memory
+};
+
+// Copies the kM rows of x into shared memory.
+template <int kM>
+__device__ __forceinline__ void stage_prologue(const bf16* x, int k, bf16* xs) {
+  for (int c = threadIdx.x; c < kM * (k / 8); c += kThreads) store8(xs + c * 8, load8(x + c * 8));
+  __syncthreads();
+}
+
+// xs[m] = silu(gate[m]) * up[m] of gate_up = [gate | up] rows (silu_mul.cu's arithmetic, so
+// the fused and the separate paths agree bit for bit); block 0 also writes it to activated.
+template <int kM>
+__device__ __forceinline__ void silu_mul_prologue(const bf16* gate_up, int k, bf16* xs,
+                                                  bf16* activated) {
+  const int n_vec = k / 8;
+  const bool writer = blockIdx.x == 0;
+  for (int c = threadIdx.x; c < kM * n_vec; c += kThreads) {
+    const bf16* gate = gate_up + (int64_t{c / n_vec} * 2 * n_vec + c % n_vec) * 8;
+    const Bf16x8 result = silu_mul8(load8(gate), load8(gate + k));
+    store8(xs + c * 8, result);
+    if (writer) store8(activated + c * 8, result);
+  }
+  __syncthreads();
+}
 
 // x[m] = rms_norm(residual[m] + add[m]) * weight for the kM rows, into shared memory, with
 // rms_norm.cu's steps (rms_norm.cuh) over the same thread layout, so the fused and the
@@ -75,12 +112,13 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
   __syncthreads();
 }
 
-// With kNorm, x is computed first by every block into shared memory (norm_prologue).
-template <int kM, typename Out, bool kNorm>
+// Unless kInput is kGlobal, every block first stages or computes x in shared memory.
+// activated: kSiluMul's copy of the computed rows (else unused).
+template <int kM, typename Out, GemvInput kInput>
 __global__ void __launch_bounds__(kThreads, 2)
     gemv_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                 const Out* __restrict__ bias, Out* __restrict__ out, int n, int k,
-                GemvNormArgs norm) {
+                GemvNormArgs norm, bf16* activated) {
   extern __shared__ __align__(16) unsigned char gemv_shared[];
   const int lane = threadIdx.x % 32;
   const int n_warps = gridDim.x * kWarps;
@@ -106,10 +144,11 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (n_steps > 0) load_step(0, current);
   pdl_wait();
   pdl_launch_dependents();
-  if constexpr (kNorm) {
-    x = reinterpret_cast<bf16*>(gemv_shared);
-    norm_prologue<kM>(norm, k, reinterpret_cast<bf16*>(gemv_shared));
-  }
+  auto* xs = reinterpret_cast<bf16*>(gemv_shared);
+  if constexpr (kInput == GemvInput::kStaged) stage_prologue<kM>(x, k, xs);
+  if constexpr (kInput == GemvInput::kNorm) norm_prologue<kM>(norm, k, xs);
+  if constexpr (kInput == GemvInput::kSiluMul) silu_mul_prologue<kM>(x, k, xs, activated);
+  if constexpr (kInput != GemvInput::kGlobal) x = xs;
 
   float acc[kM] = {};
   for (int step = 0; step < n_steps; ++step) {
@@ -151,28 +190,48 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Blocks for one resident wave, trimmed so that every warp owns ceil(n / warps) rows.
-template <int kM, typename Out, bool kNorm>
+template <int kM, typename Out, GemvInput kInput>
 int64_t plan_blocks(int64_t n) {
   static const int64_t resident_warps = [] {
     int device = 0, n_sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, gemv_kernel<kM, Out, kNorm>, kThreads, kNorm ? kGemvNormMaxBytes : 0));
+        &per_sm, gemv_kernel<kM, Out, kInput>, kThreads,
+        kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes));
     return int64_t{n_sms} * std::max(per_sm, 1) * kWarps;
   }();
   const int64_t rows_per_warp = ceil_div(n, resident_warps);
   return ceil_div(ceil_div(n, rows_per_warp), kWarps);
 }
 
-template <int kM, typename Out, bool kNorm>
+// x: kNorm: null (norm has the inputs); kSiluMul: the [gate | up] rows of 2 * k.
+template <int kM, typename Out, GemvInput kInput>
 void launch_gemv_typed(const void* x, const void* w, const void* bias, void* out, int64_t n,
-                       int64_t k, const GemvNormArgs& norm, cudaStream_t stream) {
-  const size_t shared_bytes = kNorm ? kM * k * sizeof(bf16) : 0;
-  launch_pdl(gemv_kernel<kM, Out, kNorm>, dim3(plan_blocks<kM, Out, kNorm>(n)), dim3(kThreads),
-             shared_bytes, stream, static_cast<const bf16*>(x), static_cast<const bf16*>(w),
-             static_cast<const Out*>(bias), static_cast<Out*>(out), static_cast<int>(n),
-             static_cast<int>(k), norm);
+                       int64_t k, const GemvNormArgs& norm, void* activated,
+                       cudaStream_t stream) {
+  const size_t shared_bytes = kInput == GemvInput::kGlobal ? 0 : kM * k * sizeof(bf16);
+  launch_pdl(gemv_kernel<kM, Out, kInput>, dim3(plan_blocks<kM, Out, kInput>(n)),
+             dim3(kThreads), shared_bytes, stream, static_cast<const bf16*>(x),
+             static_cast<const bf16*>(w), static_cast<const Out*>(bias), static_cast<Out*>(out),
+             static_cast<int>(n), static_cast<int>(k), norm, static_cast<bf16*>(activated));
+}
+
+// launch_gemv_typed<kM> for the m given at run time (1 to kGemvMaxRows): launch.template
+// operator()<kM>().
+template <typename Launch>
+void dispatch_rows(int64_t m, const char* what, const Launch& launch) {
+  switch (m) {
+    case 1: return launch.template operator()<1>();
+    case 2: return launch.template operator()<2>();
+    case 3: return launch.template operator()<3>();
+    case 4: return launch.template operator()<4>();
+    case 5: return launch.template operator()<5>();
+    case 6: return launch.template operator()<6>();
+    case 7: return launch.template operator()<7>();
+    case 8: return launch.template operator()<8>();
+    default: fail_dispatch(what, static_cast<int>(m), {1, 2, 3, 4, 5, 6, 7, 8});
+  }
 }
 
 }  // namespace hadron::cuda::gemv

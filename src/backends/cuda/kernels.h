@@ -101,12 +101,18 @@ void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_
 void launch_gemv(const void* x, const void* w, const void* bias, void* out, bool out_f32,
                  int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 inline constexpr int64_t kGemvMaxRows = 8;
+// The GEMV's blocks stage their m rows of x (2 * m * k bytes) in shared memory up to this
+// size, and the fused variants below need them to fit. A block may use 48 KB of shared
+// memory without opting in, static and dynamic together: 1 KB stays for the kernel's static
+// reduction arrays (block_inv_rms: (8 + 1) * m floats). At exactly 48 KB of rows (Qwen3-8B's
+// 4096 wide at 6 tokens, 8192 at 3) the launch would fail.
+inline constexpr int64_t kGemvStagedMaxBytes = 47 * 1024;
 
 // launch_gemv (bf16 out) with the residual add + RMSNorm in front fused in: every block
 // computes x = rms_norm(residual + add) * weight (add null: of residual alone) into shared
 // memory, rounded as launch_rms_norm rounds; block 0 also writes residual_out (when add is
 // given) and normed. residual_out and normed must not overlap add or residual.
-// m * k * 2 <= kGemvNormMaxBytes.
+// m * k * 2 <= kGemvStagedMaxBytes.
 struct GemvNormArgs {
   const void* add;       // [m, k] or null
   const void* residual;  // [m, k]
@@ -115,13 +121,15 @@ struct GemvNormArgs {
   void* normed;          // [m, k]
   float eps;
 };
-// A block may use 48 KB of shared memory without opting in, static and dynamic together: the
-// rows' 2 * m * k bytes are dynamic, and 1 KB stays for the kernel's static reduction arrays
-// (block_inv_rms: (8 + 1) * m floats). At exactly 48 KB of rows (Qwen3-8B's 4096 wide at 6
-// tokens, 8192 at 3) the launch would fail.
-inline constexpr int64_t kGemvNormMaxBytes = 47 * 1024;
 void launch_gemv_norm(const GemvNormArgs& norm, const void* w, const void* bias, void* out,
                       int64_t m, int64_t n, int64_t k, cudaStream_t stream);
+
+// launch_gemv (bf16 out) of x = silu(gate) * up, with gate_up = [gate | up] rows of 2 * k:
+// every block computes x into shared memory, rounded as launch_silu_mul rounds; block 0 also
+// writes it to activated [m, k] (which must not overlap gate_up).
+// m * k * 2 <= kGemvStagedMaxBytes.
+void launch_gemv_silu(const void* gate_up, void* activated, const void* w, const void* bias,
+                      void* out, int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
 struct SampleArgs {
   const float* logits;       // [n_rows, vocab]

@@ -1,7 +1,8 @@
 // CudaBackend::linear: cuBLASLt, or for decode-sized inputs (m <= kGemvMaxRows) the GEMV
 // kernel when it was faster on that shape. The choice is timed with events the first time a
 // shape is seen (outside stream capture, so graphs replay a decided path) and cached.
-// add_rms_norm_linear: where the GEMV is chosen, the norm runs inside it (gemv_norm.cu).
+// add_rms_norm_linear and silu_mul_linear: where the GEMV is chosen, the norm or the
+// activation runs inside it (gemv_norm.cu, gemv_silu.cu).
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -78,7 +79,7 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
                  add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
   const void* bias_ptr = check_linear(norm.normed, weight, bias, out);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvNormMaxBytes && out.dtype == DType::BF16 &&
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
       prefer_gemv(m, n, k, false, norm.normed.data, weight.data, bias_ptr, out.data)) {
     const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
                             add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
@@ -89,6 +90,21 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
                   add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data, m,
                   k, norm.eps, stream_);
   linear(norm.normed, weight, bias, out);
+}
+
+void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
+                                  const Tensor& weight, const Tensor& bias, const Tensor& out) {
+  check_silu_mul(gate_up, activated);
+  const void* bias_ptr = check_linear(activated, weight, bias, out);
+  const int64_t k = activated.size(-1), m = activated.numel() / k, n = weight.size(0);
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
+      prefer_gemv(m, n, k, false, activated.data, weight.data, bias_ptr, out.data)) {
+    launch_gemv_silu(gate_up.data, activated.data, weight.data, bias_ptr, out.data, m, n, k,
+                     stream_);
+    return;
+  }
+  launch_silu_mul(gate_up.data, activated.data, m, k, stream_);
+  linear(activated, weight, bias, out);
 }
 
 }  // namespace hadron::cuda

@@ -2,6 +2,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/silu_mul.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -15,12 +16,7 @@ __global__ void silu_mul_kernel(const bf16* gate_up, bf16* out, int64_t n_vector
   if (i >= n_vectors) return;
   const int64_t t = i / vectors_per_row, c = i % vectors_per_row;
   const bf16* gate_ptr = gate_up + (t * 2 * vectors_per_row + c) * 8;
-  float gate[8], up[8], result[8];
-  to_f32(load8(gate_ptr), gate);
-  to_f32(load8(gate_ptr + vectors_per_row * 8), up);
-#pragma unroll
-  for (int e = 0; e < 8; ++e) result[e] = gate[e] / (1.0f + __expf(-gate[e])) * up[e];
-  store8(out + i * 8, from_f32(result));
+  store8(out + i * 8, silu_mul8(load8(gate_ptr), load8(gate_ptr + vectors_per_row * 8)));
 }
 
 }  // namespace
