@@ -2,8 +2,10 @@
 // Small batches (decode): gate_up + activation for every routed (token, slot) pair in one
 // kernel, whose blocks each own some rows of one expert and apply them to all of that
 // expert's tokens; then down + weighted combine in one kernel, whose blocks each own some
-// output columns of every token. Larger batches: sort the pairs by expert on the device, one
-// grouped pass per projection, then a per-token combine. Outputs are summed in slot order
+// output columns of every token (bf16 weights go to moe_decode.cu's kernels first, which
+// stream faster; these serve MXFP4 and rows too wide for its shared memory). Larger
+// batches: sort the pairs by expert on the device, one grouped pass per projection, then a
+// per-token combine. Outputs are summed in slot order
 // (deterministic: no atomics on outputs); no host synchronisation, so usable in CUDA graphs.
 // Kernels follow launch.cuh's contract: pdl_wait() first, as the inputs are activations.
 #include <cuda_fp16.h>
@@ -12,6 +14,7 @@
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/moe_grouped_gemm.cuh"
 #include "backends/cuda/moe_kernels.h"
+#include "backends/cuda/moe_weights.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -46,18 +49,6 @@ __device__ __forceinline__ WeightRow weight_row(const void* base, const uint8_t*
     return {reinterpret_cast<const uint4*>(static_cast<const bf16*>(base) + row * k), nullptr};
 }
 
-// Weights are read once per step: stream them past L1, and first out of L2 (so the down
-// weights that the small-batch gate_up kernel prefetches into L2 stay there).
-__device__ __forceinline__ uint4 load_weights(const uint4* p) {
-  uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "l"(policy));
-  return v;
-}
-
 // Block `part` of `n_parts` asks L2 to fetch its share of bytes [base, base + n_bytes), in
 // pieces from the lanes of one warp. The bulk prefetch takes 16-byte granules: the range
 // widens to them (a granule holding valid bytes lies in mapped memory).
@@ -81,38 +72,6 @@ __device__ __forceinline__ void prefetch_l2_share(const void* base, int64_t n_by
 // Activations of this step (written by an earlier kernel): 16 bytes through the read-only path.
 __device__ __forceinline__ uint4 load_x(const bf16* p) {
   return __ldg(reinterpret_cast<const uint4*>(p));
-}
-
-// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode8's values lack.
-__device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
-  return scale <= 240 ? __int_as_float((scale + 14) << 23)
-                      : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
-}
-
-// Values 8 * v .. 8 * v + 7 of a chunk. MXFP4: each e2m1 code (sign, 2 exponent bits, 1
-// mantissa bit) placed in an fp16's sign, low exponent and top mantissa bits is its value
-// * 2^-14, zero and 0.5 included (fp16 subnormals), so two codes become a half2 with two
-// shifts and masks.
-template <bool kMxfp4>
-__device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[8]) {
-  if constexpr (!kMxfp4) {
-    to_f32(reinterpret_cast<const Bf16x8&>(chunk), out);
-  } else {
-    const uint32_t word = v == 0 ? chunk.x : v == 1 ? chunk.y : v == 2 ? chunk.z : chunk.w;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {  // codes i and i + 4 of the word (the low nibble first)
-      // Bits 4i..4i+2 to 9..11 (and 16 up), bit 4i+3 to 15 (and 31).
-      const uint32_t magnitude = i < 3 ? word << (9 - 4 * i) : word >> 3;
-      const uint32_t sign = word << (12 - 4 * i);
-      const uint32_t bits = (magnitude & 0x0E000E00u) | (sign & 0x80008000u);
-      __half2_raw raw;
-      raw.x = static_cast<unsigned short>(bits & 0xFFFFu);
-      raw.y = static_cast<unsigned short>(bits >> 16);
-      const float2 f = __half22float2(__half2(raw));
-      out[i] = f.x;
-      out[i + 4] = f.y;
-    }
-  }
 }
 
 // acc[m][r] += dot(rows[r], x[m]) over k values (a multiple of the chunk) for n_m <= kMaxM
@@ -408,6 +367,7 @@ size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <bool kMxfp4>
 void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
+  if (launch_moe_decode(args, workspace, stream)) return;
   auto* activated = static_cast<bf16*>(workspace.activated);
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),

@@ -75,10 +75,11 @@ struct MoeExpertsArgs {
   bool accumulate;
 };
 // Up to kMoeSmallMaxTokens tokens (decode): one kernel for gate_up and the activation over
-// every routed expert, one for down and the weighted combine. More tokens: sorts the
-// (token, slot) pairs by expert, runs each expert's gate_up and down products over its rows,
-// and combines the rows per token in slot order. Either way each expert's weights are read
-// once per step and each output is summed in slot order (deterministic).
+// every routed expert, one for down and the weighted combine (bf16 weights: launch_moe_decode's
+// streaming kernels where they apply, which read an expert shared by tokens once per pair).
+// More tokens: sorts the (token, slot) pairs by expert, runs each expert's gate_up and down
+// products over its rows, and combines the rows per token in slot order. Each output is
+// summed in a fixed order (deterministic).
 // On the sorted path, bf16 experts' gate_up and down products run on tensor cores
 // (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
 // experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md); MXFP4
@@ -86,5 +87,11 @@ struct MoeExpertsArgs {
 inline constexpr int kMoeSmallMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
+
+// launch_moe_experts' small-batch path for bf16 weights as two streaming GEMVs over virtual
+// rows (moe_decode.cu), where its staged rows fit in shared memory; returns false (launching
+// nothing) for MXFP4 weights, where the rows do not fit, or past kMoeSmallMaxTokens tokens.
+bool launch_moe_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                       cudaStream_t stream);
 
 }  // namespace hadron::cuda
