@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -122,9 +123,14 @@ class CudaBackend final : public Backend {
 
  private:
 
-  // For m <= kGemvMaxRows: whether the GEMV beat cuBLASLt on this shape (timed once).
-  bool prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, const void* x, const void* w,
-                   const void* bias, void* out);
+  // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the
+  // activation in front fused in.
+  enum class GemvKind { kPlain, kNorm, kSiluMul };
+  // For m <= kGemvMaxRows: whether `gemv` (a GEMV kind) beat `gemm` (the same work through
+  // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
+  // per shape and kind.
+  bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
+                   const std::function<void()>& gemv, const std::function<void()>& gemm);
 
   int device_idx_;
   int n_sms_ = 0;
@@ -132,7 +138,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cuda::Gemm> gemm_;
   Buffer decode_workspace_;  // split-KV partial results of decode attention
   Buffer router_done_;       // moe_router's block counter (zero between launches)
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, bool> gemv_choice_;
+  std::map<std::tuple<GemvKind, int64_t, int64_t, int64_t, bool>, bool> gemv_choice_;
 };
 
 }  // namespace hadron::cuda

@@ -1,21 +1,23 @@
 // CudaBackend::linear: cuBLASLt, or for decode-sized inputs (m <= kGemvMaxRows) the GEMV
 // kernel when it was faster on that shape. The choice is timed with events the first time a
 // shape is seen (outside stream capture, so graphs replay a decided path) and cached.
-// add_rms_norm_linear and silu_mul_linear: where the GEMV is chosen, the norm or the
-// activation runs inside it (gemv_norm.cu, gemv_silu.cu).
+// add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
+// (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
+// kernel the fusion saves counts in the choice.
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
 namespace hadron::cuda {
 
-bool CudaBackend::prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, const void* x,
-                              const void* w, const void* bias, void* out) {
-  const auto key = std::tuple{m, n, k, out_f32};
+bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
+                              const std::function<void()>& gemv,
+                              const std::function<void()>& gemm) {
+  const auto key = std::tuple{kind, m, n, k, out_f32};
   if (auto it = gemv_choice_.find(key); it != gemv_choice_.end()) return it->second;
   cudaStreamCaptureStatus capture;
   CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
   if (capture != cudaStreamCaptureStatusNone) return false;  // undecided: cuBLASLt
-  auto time_ms = [&](auto&& launch) {
+  auto time_ms = [&](const std::function<void()>& launch) {
     constexpr int kRepeats = 5;
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
@@ -31,9 +33,8 @@ bool CudaBackend::prefer_gemv(int64_t m, int64_t n, int64_t k, bool out_f32, con
     CUDA_CHECK(cudaEventDestroy(stop));
     return ms;
   };
-  const float gemv_ms =
-      time_ms([&] { launch_gemv(x, w, bias, out, out_f32, m, n, k, stream_); });
-  const float gemm_ms = time_ms([&] { gemm_->run(x, w, bias, out, out_f32, m, n, k); });
+  const float gemv_ms = time_ms(gemv);
+  const float gemm_ms = time_ms(gemm);
   return gemv_choice_[key] = gemv_ms < gemm_ms;
 }
 
@@ -64,11 +65,14 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
   const void* bias_ptr = check_linear(x, weight, bias, out);
   const int64_t m = x.numel() / x.size(-1), k = x.size(-1), n = weight.size(0);
   const bool out_f32 = out.dtype == DType::F32;
-  if (m <= kGemvMaxRows && prefer_gemv(m, n, k, out_f32, x.data, weight.data, bias_ptr, out.data)) {
+  const auto gemv = [&] {
     launch_gemv(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, stream_);
-  } else {
-    gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k);
-  }
+  };
+  const auto gemm = [&] { gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k); };
+  if (m <= kGemvMaxRows && prefer_gemv(GemvKind::kPlain, m, n, k, out_f32, gemv, gemm))
+    gemv();
+  else
+    gemm();
 }
 
 void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
@@ -79,16 +83,28 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
                  add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
   const void* bias_ptr = check_linear(norm.normed, weight, bias, out);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
-      prefer_gemv(m, n, k, false, norm.normed.data, weight.data, bias_ptr, out.data)) {
+  // Either path writes residual_out and normed from the inputs alone (out of place), so the
+  // timing runs may repeat them.
+  const auto fused = [&] {
     const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
                             add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
     launch_gemv_norm(args, weight.data, bias_ptr, out.data, m, n, k, stream_);
+  };
+  const auto separate_norm = [&] {
+    launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
+                    add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data,
+                    m, k, norm.eps, stream_);
+  };
+  const auto separate = [&] {
+    separate_norm();
+    gemm_->run(norm.normed.data, weight.data, bias_ptr, out.data, false, m, n, k);
+  };
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
+      prefer_gemv(GemvKind::kNorm, m, n, k, false, fused, separate)) {
+    fused();
     return;
   }
-  launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
-                  add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data, m,
-                  k, norm.eps, stream_);
+  separate_norm();
   linear(norm.normed, weight, bias, out);
 }
 
@@ -97,13 +113,23 @@ void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated
   check_silu_mul(gate_up, activated);
   const void* bias_ptr = check_linear(activated, weight, bias, out);
   const int64_t k = activated.size(-1), m = activated.numel() / k, n = weight.size(0);
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
-      prefer_gemv(m, n, k, false, activated.data, weight.data, bias_ptr, out.data)) {
+  const auto fused = [&] {
     launch_gemv_silu(gate_up.data, activated.data, weight.data, bias_ptr, out.data, m, n, k,
                      stream_);
+  };
+  const auto separate_activation = [&] {
+    launch_silu_mul(gate_up.data, activated.data, m, k, stream_);
+  };
+  const auto separate = [&] {
+    separate_activation();
+    gemm_->run(activated.data, weight.data, bias_ptr, out.data, false, m, n, k);
+  };
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
+      prefer_gemv(GemvKind::kSiluMul, m, n, k, false, fused, separate)) {
+    fused();
     return;
   }
-  launch_silu_mul(gate_up.data, activated.data, m, k, stream_);
+  separate_activation();
   linear(activated, weight, bias, out);
 }
 
