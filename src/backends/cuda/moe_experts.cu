@@ -26,7 +26,6 @@ constexpr int kTokens = 4;        // tokens sharing each weight load
 constexpr int kDownRows = 8;      // output columns per block of the small-batch down kernel
 constexpr int kDownWarpRows = 4;  // of which one warp computes for one pair
 constexpr int kMaxPairs = kMoeSmallMaxTokens * 32;  // top-k <= 32
-constexpr double kPrefetchMaxBytes = 32 << 20;      // see launch_small
 static_assert(kMoeSmallMaxTokens <= kTokens);
 
 // One weight row as 16-byte chunks: 8 bf16, or 32 MXFP4 values with one scale byte each.
@@ -47,26 +46,6 @@ __device__ __forceinline__ WeightRow weight_row(const void* base, const uint8_t*
             scales + row * (k / 32)};
   else
     return {reinterpret_cast<const uint4*>(static_cast<const bf16*>(base) + row * k), nullptr};
-}
-
-// Block `part` of `n_parts` asks L2 to fetch its share of bytes [base, base + n_bytes), in
-// pieces from the lanes of one warp. The bulk prefetch takes 16-byte granules: the range
-// widens to them (a granule holding valid bytes lies in mapped memory).
-__device__ __forceinline__ void prefetch_l2_share(const void* base, int64_t n_bytes, int part,
-                                                  int n_parts, int lane) {
-  constexpr int64_t kPiece = 4096;
-  const auto start = reinterpret_cast<uintptr_t>(base);
-  n_bytes = (n_bytes + static_cast<int64_t>(start & 15) + 15) / 16 * 16;
-  base = reinterpret_cast<const void*>(start & ~uintptr_t{15});
-  const int64_t share = (n_bytes + 16 * n_parts - 1) / (16 * n_parts) * 16;
-  const int64_t begin = part * share, end = min(begin + share, n_bytes);
-  for (int64_t offset = begin + lane * kPiece; offset < end; offset += 32 * kPiece) {
-    const auto size = static_cast<uint32_t>(min(kPiece, end - offset));
-    asm volatile(
-        "cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const char*>(base) + offset),
-        "r"(size)
-        : "memory");
-  }
 }
 
 // Activations of this step (written by an earlier kernel): 16 bytes through the read-only path.
@@ -176,7 +155,7 @@ __device__ __forceinline__ void gate_up_tokens(const MoeExpertsArgs& a, const Ga
 // that expert; only the expert's first pair's blocks run (the others exit at once).
 template <bool kMxfp4>
 __global__ void __launch_bounds__(kWarps * 32, 2)
-    moe_small_gate_up_kernel(MoeExpertsArgs a, bf16* activated, bool prefetch_down) {
+    moe_small_gate_up_kernel(MoeExpertsArgs a, bf16* activated) {
   pdl_wait();
   pdl_launch_dependents();
   const int n_pairs = static_cast<int>(a.n_tokens) * a.top_k, p = blockIdx.y;
@@ -203,13 +182,6 @@ __global__ void __launch_bounds__(kWarps * 32, 2)
     }
     if (n_m == 0) break;
     gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, activated);
-  }
-  if (kMxfp4 && prefetch_down && threadIdx.x < 32) {  // e's down weights into L2, for down
-    const int64_t n_values = a.hidden * a.inter;
-    prefetch_l2_share(static_cast<const char*>(a.down) + e * n_values / 2, n_values / 2,
-                      blockIdx.x, gridDim.x, lane);
-    prefetch_l2_share(a.down_scales + e * n_values / 32, n_values / 32, blockIdx.x, gridDim.x,
-                      lane);
   }
 }
 
@@ -372,14 +344,12 @@ void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cud
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
                           static_cast<unsigned>(n_pairs));
-  // Prefetching the routed experts' MXFP4 down weights into L2 pays when they fit beside the
-  // gate_up stream (L2 is 50 MB on H100 and H200); else they would be read twice. bf16 weights
-  // go without: it cost Qwen3-30B-A3B's 1-token experts 38.9 us against 35.6 without (H100,
-  // bench/results/moe-mxfp4-2026-11-26.md).
-  const double down_bytes = args.hidden * args.inter * (0.5 + 1.0 / 32);
-  const bool prefetch_down = kMxfp4 && n_pairs * down_bytes <= kPrefetchMaxBytes;
+  // No L2 prefetch of the routed experts' down weights during gate_up: it cost bf16 experts
+  // 3.3 us a layer (bench/results/moe-mxfp4-2026-11-26.md) and MXFP4 ones 3.1 us (gpt-oss-20b
+  // at one token 52.6 us against 49.5 without; batch-1 decode 380.5 tok/s against 392.0;
+  // bench/results/moe-decode-2026-11-26.md).
   launch_pdl(moe_small_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
-             activated, prefetch_down);
+             activated);
   launch_pdl(moe_small_down_kernel<kMxfp4>, static_cast<unsigned>(ceil_div(args.hidden, kDownRows)),
              kWarps * 32, 0, stream, args, activated);
 }

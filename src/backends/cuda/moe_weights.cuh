@@ -11,8 +11,7 @@
 
 namespace hadron::cuda {
 
-// Weights are read once per step: stream them past L1, and first out of L2 (so the down
-// weights that the small-batch gate_up kernel prefetches into L2 stay there).
+// Weights are read once per step: stream them past L1, and first out of L2.
 __device__ __forceinline__ uint4 load_weights(const uint4* p) {
   uint64_t policy;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
