@@ -10,7 +10,27 @@
 namespace hadron::test {
 namespace {
 
-class LinearTest : public OpTest {};
+class LinearTest : public OpTest {
+ protected:
+  // A fused GEMV's product over the rows it computed in front: equal bit for bit to the plain
+  // GEMV over x_ref (the separate op's rows, x_values on the host), and within the GEMM
+  // tolerance of the CPU's product.
+  void expect_plain_gemv_product(const std::vector<float>& product, const DeviceTensor& x_ref,
+                                 std::vector<float>& x_values, std::vector<float>& w,
+                                 const DeviceTensor& w_gpu, std::vector<float>& b,
+                                 const DeviceTensor& b_gpu, bool bias, int64_t m, int64_t n,
+                                 int64_t k) {
+    DeviceTensor out_ref = poisoned({m, n});
+    cuda::launch_gemv(x_ref.tensor.data, w_gpu.tensor.data, bias ? b_gpu.tensor.data : nullptr,
+                      out_ref.tensor.data, false, m, n, k, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(product, download(out_ref.tensor));
+    std::vector<float> expected(m * n);
+    cpu_->linear(host_view(x_values, {m, k}), host_view(w, {n, k}),
+                 bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
+    EXPECT_CLOSE(product, expected, kGemmTol);
+  }
+};
 
 TEST_F(LinearTest, MatchesCpu) {
   struct Case {
@@ -108,17 +128,8 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
       }
       std::vector<float> normed_values = download(normed_ref.tensor);
       EXPECT_EQ(download(normed.tensor), normed_values);
-      DeviceTensor out_ref = poisoned({m, n});
-      cuda::launch_gemv(normed_ref.tensor.data, w_gpu.tensor.data,
-                        bias ? b_gpu.tensor.data : nullptr, out_ref.tensor.data, false, m, n, k,
-                        nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      std::vector<float> product = download(out.tensor);
-      EXPECT_EQ(product, download(out_ref.tensor));
-      std::vector<float> expected(m * n);
-      cpu_->linear(host_view(normed_values, {m, k}), host_view(w, {n, k}),
-                   bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
-      EXPECT_CLOSE(product, expected, kGemmTol);
+      expect_plain_gemv_product(download(out.tensor), normed_ref, normed_values, w, w_gpu, b,
+                                b_gpu, bias, m, n, k);
     }
 }
 
@@ -178,17 +189,8 @@ TEST_F(LinearTest, GemvSiluEqualsSiluThenGemv) {
       gpu_->silu_mul(gate_up_gpu.tensor, activated_ref.tensor);
       std::vector<float> activated_values = download(activated_ref.tensor);
       EXPECT_EQ(download(activated.tensor), activated_values);
-      DeviceTensor out_ref = poisoned({m, n});
-      cuda::launch_gemv(activated_ref.tensor.data, w_gpu.tensor.data,
-                        bias ? b_gpu.tensor.data : nullptr, out_ref.tensor.data, false, m, n, k,
-                        nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      std::vector<float> product = download(out.tensor);
-      EXPECT_EQ(product, download(out_ref.tensor));
-      std::vector<float> expected(m * n);
-      cpu_->linear(host_view(activated_values, {m, k}), host_view(w, {n, k}),
-                   bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
-      EXPECT_CLOSE(product, expected, kGemmTol);
+      expect_plain_gemv_product(download(out.tensor), activated_ref, activated_values, w, w_gpu,
+                                b, b_gpu, bias, m, n, k);
     }
 }
 

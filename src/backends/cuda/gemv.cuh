@@ -20,8 +20,6 @@
 // translation units.
 #pragma once
 
-#include <algorithm>
-
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -189,20 +187,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
-// Blocks for one resident wave, trimmed so that every warp owns ceil(n / warps) rows.
+// Blocks for one resident wave (launch.cuh's one_wave_blocks).
 template <int kM, typename Out, GemvInput kInput>
 int64_t plan_blocks(int64_t n) {
-  static const int64_t resident_warps = [] {
-    int device = 0, n_sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, gemv_kernel<kM, Out, kInput>, kThreads,
-        kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes));
-    return int64_t{n_sms} * std::max(per_sm, 1) * kWarps;
-  }();
-  const int64_t rows_per_warp = ceil_div(n, resident_warps);
-  return ceil_div(ceil_div(n, rows_per_warp), kWarps);
+  static const int64_t resident = resident_warps(
+      gemv_kernel<kM, Out, kInput>, kThreads,
+      kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes);
+  return one_wave_blocks(resident, n, kWarps);
 }
 
 // x: kNorm: null (norm has the inputs); kSiluMul: the [gate | up] rows of 2 * k.

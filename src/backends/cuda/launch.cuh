@@ -17,6 +17,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "backends/cuda/cuda_check.h"
@@ -51,6 +52,25 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_
   config.attrs = &attribute;
   config.numAttrs = 1;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(std::forward<Args>(args))...));
+}
+
+// Warps of `kernel` resident on the current device at once, launched in blocks of `threads`
+// with `shared_bytes` of dynamic shared memory (one-wave kernels size their grids by this).
+template <typename... Params>
+int64_t resident_warps(void (*kernel)(Params...), int threads, size_t shared_bytes) {
+  int device = 0, n_sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+  return int64_t{n_sms} * (per_sm > 1 ? per_sm : 1) * (threads / 32);
+}
+
+// Blocks of `warps_per_block` warps for one resident wave over n_rows rows (row r to warp
+// r mod n_warps), trimmed so that every warp owns ceil(n_rows / resident) rows.
+inline int64_t one_wave_blocks(int64_t resident, int64_t n_rows, int warps_per_block) {
+  const int64_t rows_per_warp = (n_rows + resident - 1) / resident;
+  const int64_t n_warps = (n_rows + rows_per_warp - 1) / rows_per_warp;
+  return (n_warps + warps_per_block - 1) / warps_per_block;
 }
 
 }  // namespace hadron::cuda

@@ -226,19 +226,12 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
-// Blocks for one resident wave, trimmed so that every warp owns ceil(n_rows / warps) rows.
+// Blocks for one resident wave (launch.cuh's one_wave_blocks).
 template <bool kDown>
 int64_t plan_blocks(int64_t n_rows) {
-  static const int64_t resident_warps = [] {
-    int device = 0, n_sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, moe_decode_kernel<kDown>, kThreads, kMaxStagedBytes));
-    return int64_t{n_sms} * std::max(per_sm, 1) * kWarps;
-  }();
-  const int64_t rows_per_warp = ceil_div(n_rows, resident_warps);
-  return ceil_div(ceil_div(n_rows, rows_per_warp), kWarps);
+  static const int64_t resident =
+      resident_warps(moe_decode_kernel<kDown>, kThreads, kMaxStagedBytes);
+  return one_wave_blocks(resident, n_rows, kWarps);
 }
 
 template <bool kDown>
