@@ -205,8 +205,9 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
   EXPECT_CLOSE(download(out_gpu.tensor), out, kGemmTol);
 }
 
-// Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels, more the sorted path, whose
-// bf16 products run on tensor cores (MXFP4 ones on CUDA cores).
+// Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels (bf16: the streaming decode
+// kernels where their inputs fit in shared memory), more the sorted path, whose bf16 products
+// run on tensor cores (MXFP4 ones on CUDA cores).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
       // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
@@ -220,7 +221,10 @@ TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
       {200, 16, 3, 136, 40, MoeActivation::kSwiGlu, true, true},
       {64, 128, 8, 2048, 768, MoeActivation::kSwiGlu, false, false},  // Qwen3-30B-A3B
-      {48, 8, 4, 320, 200, MoeActivation::kClampedSwiGluInterleaved, true, true}};
+      {48, 8, 4, 320, 200, MoeActivation::kClampedSwiGluInterleaved, true, true},
+      // 4 tokens whose 16 activated rows (128 KB) exceed what the streaming decode kernels
+      // stage: the CUDA-core small-batch kernels take them.
+      {4, 8, 4, 256, 4096, MoeActivation::kSwiGlu, true, true}};
   for (const ExpertsCase& c : cases) check(c, false);
 }
 
