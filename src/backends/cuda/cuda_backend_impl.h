@@ -4,7 +4,6 @@
 
 #include <cuda_runtime.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -128,9 +127,16 @@ class CudaBackend final : public Backend {
   enum class GemvKind { kPlain, kNorm, kSiluMul };
   // For m <= kGemvMaxRows: whether `gemv` (a GEMV kind) beat `gemm` (the same work through
   // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
-  // per shape and kind.
+  // per shape and kind (linear.cpp).
+  template <typename Gemv, typename Gemm>
   bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
-                   const std::function<void()>& gemv, const std::function<void()>& gemm);
+                   const Gemv& gemv, const Gemm& gemm);
+  // A fused op in front of a product (add_rms_norm_linear, silu_mul_linear): `fused` (the
+  // GEMV of `kind` computing x itself) where it is chosen, else `first` (the kernel that
+  // writes x) then linear(x, weight, bias, out).
+  template <typename Fused, typename First>
+  void fused_or_linear(GemvKind kind, const Fused& fused, const First& first, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, const Tensor& out);
 
   int device_idx_;
   int n_sms_ = 0;

@@ -9,15 +9,15 @@
 
 namespace hadron::cuda {
 
+template <typename Gemv, typename Gemm>
 bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
-                              const std::function<void()>& gemv,
-                              const std::function<void()>& gemm) {
+                              const Gemv& gemv, const Gemm& gemm) {
   const auto key = std::tuple{kind, m, n, k, out_f32};
   if (auto it = gemv_choice_.find(key); it != gemv_choice_.end()) return it->second;
   cudaStreamCaptureStatus capture;
   CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
   if (capture != cudaStreamCaptureStatusNone) return false;  // undecided: cuBLASLt
-  auto time_ms = [&](const std::function<void()>& launch) {
+  auto time_ms = [&](const auto& launch) {
     constexpr int kRepeats = 5;
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
@@ -75,6 +75,25 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
     gemm();
 }
 
+template <typename Fused, typename First>
+void CudaBackend::fused_or_linear(GemvKind kind, const Fused& fused, const First& first,
+                                  const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                  const Tensor& out) {
+  const int64_t k = x.size(-1), m = x.numel() / k, n = weight.size(0);
+  const void* bias_ptr = bias.defined() ? bias.data : nullptr;
+  const auto separate = [&] {
+    first();
+    gemm_->run(x.data, weight.data, bias_ptr, out.data, false, m, n, k);
+  };
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
+      prefer_gemv(kind, m, n, k, false, fused, separate)) {
+    fused();
+    return;
+  }
+  first();
+  linear(x, weight, bias, out);
+}
+
 void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                       const Tensor& bias, const Tensor& out) {
   check_out_of_place(norm);
@@ -90,22 +109,12 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
                             add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
     launch_gemv_norm(args, weight.data, bias_ptr, out.data, m, n, k, stream_);
   };
-  const auto separate_norm = [&] {
+  const auto norm_kernel = [&] {
     launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
                     add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data,
                     m, k, norm.eps, stream_);
   };
-  const auto separate = [&] {
-    separate_norm();
-    gemm_->run(norm.normed.data, weight.data, bias_ptr, out.data, false, m, n, k);
-  };
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
-      prefer_gemv(GemvKind::kNorm, m, n, k, false, fused, separate)) {
-    fused();
-    return;
-  }
-  separate_norm();
-  linear(norm.normed, weight, bias, out);
+  fused_or_linear(GemvKind::kNorm, fused, norm_kernel, norm.normed, weight, bias, out);
 }
 
 void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
@@ -117,20 +126,10 @@ void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated
     launch_gemv_silu(gate_up.data, activated.data, weight.data, bias_ptr, out.data, m, n, k,
                      stream_);
   };
-  const auto separate_activation = [&] {
+  const auto activation_kernel = [&] {
     launch_silu_mul(gate_up.data, activated.data, m, k, stream_);
   };
-  const auto separate = [&] {
-    separate_activation();
-    gemm_->run(activated.data, weight.data, bias_ptr, out.data, false, m, n, k);
-  };
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
-      prefer_gemv(GemvKind::kSiluMul, m, n, k, false, fused, separate)) {
-    fused();
-    return;
-  }
-  separate_activation();
-  linear(activated, weight, bias, out);
+  fused_or_linear(GemvKind::kSiluMul, fused, activation_kernel, activated, weight, bias, out);
 }
 
 }  // namespace hadron::cuda

@@ -49,14 +49,14 @@ template <bool kDown>
 struct VirtualRows {
   const MoeExpertsArgs& a;
   const int* ids;        // staged topk_ids
-  const float* weights;  // staged topk_weights
+  const float* pair_weights;  // staged topk_weights
   const bf16* xs;        // staged input rows
   int segment_vec, n_vec;
   unsigned segment_magic;  // c / segment_vec == __umulhi(c, segment_magic) for small c
 
   __device__ VirtualRows(const MoeExpertsArgs& args, const int* ids_, const float* weights_,
                          const bf16* xs_)
-      : a(args), ids(ids_), weights(weights_), xs(xs_) {
+      : a(args), ids(ids_), pair_weights(weights_), xs(xs_) {
     const int64_t k_len = kDown ? a.inter : a.hidden;
     segment_vec = static_cast<int>(k_len / 8);
     n_vec = segment_vec * (kDown ? a.top_k : 2);
@@ -91,7 +91,7 @@ struct VirtualRows {
       p = r.first + segment;
       e = ids[p];
       weight_row = int64_t{e} * a.hidden + r.column;
-      multiplier = weights[p];
+      multiplier = pair_weights[p];
     } else {
       segment = c >= segment_vec;
       p = r.first;
