@@ -103,7 +103,8 @@ struct ExpertsCase {
   bool biases, accumulate;
 };
 
-// Random MXFP4 weights: random codes, scales 2^-11..2^-5 with some 2^-127 (scale byte 0).
+// Random MXFP4 weights: random codes, scales 2^(scale_lo_ - 127)..2^(scale_hi_ - 127)
+// (2^-11..2^-5 unless a test widens them) with some 2^-127 (scale byte 0).
 struct Mxfp4Weights {
   std::vector<uint8_t> blocks, scales;
 };
@@ -113,7 +114,7 @@ class MoeExpertsTest : public MoeTest {
   Mxfp4Weights random_mxfp4(int64_t n_rows, int64_t cols) {
     Mxfp4Weights w{std::vector<uint8_t>(n_rows * cols / 2),
                    std::vector<uint8_t>(n_rows * cols / 32)};
-    std::uniform_int_distribution<int> byte(0, 255), scale(116, 122), rare(0, 63);
+    std::uniform_int_distribution<int> byte(0, 255), scale(scale_lo_, scale_hi_), rare(0, 63);
     for (uint8_t& b : w.blocks) b = static_cast<uint8_t>(byte(rng_));
     for (uint8_t& s : w.scales) s = static_cast<uint8_t>(rare(rng_) == 0 ? 0 : scale(rng_));
     return w;
@@ -138,6 +139,8 @@ class MoeExpertsTest : public MoeTest {
   }
   // Runs moe_experts on both backends (bf16 or MXFP4 weights) and compares the outputs.
   void check(const ExpertsCase& c, bool mxfp4);
+
+  int scale_lo_ = 116, scale_hi_ = 122;  // random_mxfp4's e8m0 scale bytes
 };
 
 void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
@@ -235,6 +238,18 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
       {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},  // experts shared by tokens
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
       {70, 16, 2, 256, 160, MoeActivation::kClampedSwiGluInterleaved, true, true}};
+  for (const ExpertsCase& c : cases) check(c, true);
+}
+
+// The decode-batch MXFP4 kernels scale weights in fp16 (moe_mxfp4_decode.cu): one factor up to
+// scale byte 128, two above, a subnormal factor below 99. Scales 2^-35..2^13 cover all three
+// (values up to 6 * 2^13; the clamped activation keeps the down inputs within fp16).
+TEST_F(MoeExpertsTest, Mxfp4WideScalesMatchCpu) {
+  scale_lo_ = 92;
+  scale_hi_ = 140;
+  const ExpertsCase cases[] = {
+      {1, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, false},
+      {2, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, true}};
   for (const ExpertsCase& c : cases) check(c, true);
 }
 

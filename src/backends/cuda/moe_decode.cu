@@ -17,7 +17,7 @@
 // bf16 weights only: a variant that decoded MXFP4 vectors here was bound by the instructions
 // that decode the weights, and lost to moe_experts.cu's small-batch kernels (gpt-oss-20b's
 // experts at one token: 61-69 us against 53; H100, moe_ops_bench,
-// bench/results/moe-decode-2026-11-26.md), which MXFP4 keeps.
+// bench/results/moe-decode-2026-11-26.md); MXFP4 runs on tensor cores (moe_mxfp4_decode.cu).
 #include <algorithm>
 
 #include "backends/cuda/cuda_check.h"

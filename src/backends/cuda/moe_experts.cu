@@ -3,7 +3,8 @@
 // kernel, whose blocks each own some rows of one expert and apply them to all of that
 // expert's tokens; then down + weighted combine in one kernel, whose blocks each own some
 // output columns of every token (bf16 weights go to moe_decode.cu's kernels first, which
-// stream faster; these serve MXFP4 and rows too wide for its shared memory). Larger
+// stream faster, and MXFP4 weights to moe_mxfp4_decode.cu's tensor-core kernels; these serve
+// rows too wide for their shared memory). Larger
 // batches: sort the pairs by expert on the device, one grouped pass per projection, then a
 // per-token combine. Outputs are summed in slot order
 // (deterministic: no atomics on outputs); no host synchronisation, so usable in CUDA graphs.
@@ -339,7 +340,8 @@ size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <bool kMxfp4>
 void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
-  if (launch_moe_decode(args, workspace, stream)) return;
+  if (launch_moe_decode(args, workspace, stream) || launch_moe_mxfp4_decode(args, workspace, stream))
+    return;
   auto* activated = static_cast<bf16*>(workspace.activated);
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),

@@ -76,14 +76,15 @@ struct MoeExpertsArgs {
 };
 // Up to kMoeSmallMaxTokens tokens (decode): one kernel for gate_up and the activation over
 // every routed expert, one for down and the weighted combine (bf16 weights: launch_moe_decode's
-// streaming kernels where they apply, which read an expert shared by tokens once per pair).
+// streaming kernels where they apply, which read an expert shared by tokens once per pair;
+// MXFP4 weights: launch_moe_mxfp4_decode's tensor-core kernels).
 // More tokens: sorts the (token, slot) pairs by expert, runs each expert's gate_up and down
 // products over its rows, and combines the rows per token in slot order. Each output is
 // summed in a fixed order (deterministic).
 // On the sorted path, bf16 experts' gate_up and down products run on tensor cores
 // (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
 // experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md); MXFP4
-// weights stay on the CUDA-core kernels.
+// weights stay on the CUDA-core kernels there.
 inline constexpr int kMoeSmallMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
@@ -93,5 +94,11 @@ void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspac
 // nothing) for MXFP4 weights, where the rows do not fit, or past kMoeSmallMaxTokens tokens.
 bool launch_moe_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                        cudaStream_t stream);
+
+// The small-batch path for MXFP4 weights on tensor cores (moe_mxfp4_decode.cu); returns false
+// (launching nothing) for bf16 weights, past kMoeSmallMaxTokens tokens, or where a token's
+// activated rows exceed its shared memory.
+bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
+                             cudaStream_t stream);
 
 }  // namespace hadron::cuda

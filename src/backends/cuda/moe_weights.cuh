@@ -28,10 +28,18 @@ __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
                       : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
 }
 
-// Values 8 * v .. 8 * v + 7 of a chunk. MXFP4: each e2m1 code (sign, 2 exponent bits, 1
-// mantissa bit) placed in an fp16's sign, low exponent and top mantissa bits is its value
-// * 2^-14, zero and 0.5 included (fp16 subnormals), so two codes become a half2 with two
-// shifts and masks.
+// Codes i and i + 4 (i < 4) of a word of 8 e2m1 codes (the low nibble first) as the bits of
+// a half2, each its value * 2^-14: an e2m1 code (sign, 2 exponent bits, 1 mantissa bit) placed
+// in an fp16's sign, low exponent and top mantissa bits is exactly that, zero and 0.5 included
+// (fp16 subnormals), so two codes take two shifts and masks.
+__device__ __forceinline__ uint32_t mxfp4_pair_bits(uint32_t word, int i) {
+  // Bits 4i..4i+2 to 9..11 (and 16 up), bit 4i+3 to 15 (and 31).
+  const uint32_t magnitude = i < 3 ? word << (9 - 4 * i) : word >> 3;
+  const uint32_t sign = word << (12 - 4 * i);
+  return (magnitude & 0x0E000E00u) | (sign & 0x80008000u);
+}
+
+// Values 8 * v .. 8 * v + 7 of a chunk (MXFP4: times 2^-14, see mxfp4_pair_bits).
 template <bool kMxfp4>
 __device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[8]) {
   if constexpr (!kMxfp4) {
@@ -39,11 +47,8 @@ __device__ __forceinline__ void decode8(const uint4& chunk, int v, float (&out)[
   } else {
     const uint32_t word = v == 0 ? chunk.x : v == 1 ? chunk.y : v == 2 ? chunk.z : chunk.w;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {  // codes i and i + 4 of the word (the low nibble first)
-      // Bits 4i..4i+2 to 9..11 (and 16 up), bit 4i+3 to 15 (and 31).
-      const uint32_t magnitude = i < 3 ? word << (9 - 4 * i) : word >> 3;
-      const uint32_t sign = word << (12 - 4 * i);
-      const uint32_t bits = (magnitude & 0x0E000E00u) | (sign & 0x80008000u);
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t bits = mxfp4_pair_bits(word, i);
       __half2_raw raw;
       raw.x = static_cast<unsigned short>(bits & 0xFFFFu);
       raw.y = static_cast<unsigned short>(bits >> 16);
