@@ -222,7 +222,8 @@ __global__ void __launch_bounds__(kThreads)
                     r0.pair<kTwo>(2 * j + 1), r1.pair<kTwo>(2 * j + 1), b.x, b.y);
           }
         };
-        if (r0.two_factors() || r1.two_factors()) [[unlikely]]
+        // mma.sync needs the whole warp: the variant is chosen per warp, not per lane.
+        if (__any_sync(0xffffffffu, r0.two_factors() || r1.two_factors())) [[unlikely]]
           products.template operator()<true>();
         else
           products.template operator()<false>();
