@@ -340,7 +340,8 @@ size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <bool kMxfp4>
 void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
-  if (launch_moe_decode(args, workspace, stream) || launch_moe_mxfp4_decode(args, workspace, stream))
+  if (launch_moe_decode(args, workspace, stream) ||
+      launch_moe_mxfp4_decode(args, workspace, stream))
     return;
   auto* activated = static_cast<bf16*>(workspace.activated);
   const int64_t n_pairs = args.n_tokens * args.top_k;
