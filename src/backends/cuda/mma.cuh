@@ -1,5 +1,6 @@
-// Warp-level tensor-core helpers for the attention kernels (sm_80+ mma.sync m16n8k16 bf16,
-// ldmatrix, cp.async) and the swizzled shared-memory layout of [rows, head_dim] bf16 tiles.
+// Warp-level tensor-core helpers (sm_80+ mma.sync m16n8k16 bf16 and fp16, ldmatrix,
+// cp.async) for the attention, grouped-GEMM and MXFP4 decode kernels, and the swizzled
+// shared-memory layout of [rows, head_dim] bf16 tiles.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -46,6 +47,16 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
                                          uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// As mma_bf16 with fp16 operands.
+__device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                        uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
       "{%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

@@ -30,6 +30,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/mma.cuh"
 #include "backends/cuda/moe_grouped_gemm.cuh"
 #include "backends/cuda/moe_kernels.h"
 #include "backends/cuda/moe_weights.cuh"
@@ -54,16 +55,6 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
 __device__ __forceinline__ uint32_t half2_bits_of(float lo, float hi) {
   const __half2 r = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&r);
-}
-
-// c += a (16x16, row) * b (16x8, col): fp16 operands, fp32 accumulators.
-__device__ __forceinline__ void mma_f16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                        uint32_t a3, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 // One block of 32 codes of one row and its scale byte, as loaded.
@@ -218,8 +209,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
           for (int j = 0; j < 8; ++j) {
             const uint2 b = *reinterpret_cast<const uint2*>(xs + 2 * j);
-            mma_f16(unit_acc, r0.pair<kTwo>(2 * j), r1.pair<kTwo>(2 * j),
-                    r0.pair<kTwo>(2 * j + 1), r1.pair<kTwo>(2 * j + 1), b.x, b.y);
+            const uint32_t a[4] = {r0.pair<kTwo>(2 * j), r1.pair<kTwo>(2 * j),
+                               r0.pair<kTwo>(2 * j + 1), r1.pair<kTwo>(2 * j + 1)};
+        mma_f16(unit_acc, a, b.x, b.y);
           }
         };
         // mma.sync needs the whole warp: the variant is chosen per warp, not per lane.

@@ -1,6 +1,6 @@
-// Reading expert weights in the CUDA-core MoE kernels (moe_experts.cu, moe_decode.cu): 16-byte
-// vectors streamed past L1, and MXFP4 vectors (32 e2m1 codes; one e8m0 scale byte each)
-// decoded in registers. Included by .cu files only.
+// Reading expert weights in the MoE decode kernels (moe_experts.cu, moe_decode.cu,
+// moe_mxfp4_decode.cu): 16-byte vectors streamed past L1, and MXFP4 vectors (32 e2m1 codes; one
+// e8m0 scale byte each) decoded in registers. Included by .cu files only.
 #pragma once
 
 #include <cuda_fp16.h>
