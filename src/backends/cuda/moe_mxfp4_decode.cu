@@ -9,18 +9,20 @@
 //    and never wait on one another. gate_up: a one-wave grid of blocks, each taking an equal
 //    run of the tiles of all (token, slot) pairs (a tile: 8 intermediates' gate and up rows of
 //    the pair's expert); the producer sums each released tile's partial rows over the warps in
-//    a fixed order and writes the activations. down: a block per 16 output columns of a token,
-//    its tiles the token's top_k experts' rows, weighted by the routing and summed over the
-//    warps in a fixed order at the end (deterministic; no atomics).
+//    a fixed order and writes the activations. down: a block per 8 output columns of a token,
+//    a tile the rows of two of its experts (8 each), weighted by the routing and summed over
+//    the warps in a fixed order at the end (deterministic; no atomics).
 //  - A warp step covers the tile's 16 rows over 4 scale blocks of 32 values: lane (g, t) of the
 //    mma layout reads block t of the step of rows g and g + 8, so each lane decodes whole
 //    blocks (two shifts and two masks per pair of codes, moe_weights.cuh) and applies its own
 //    block's scale in fp16 before the product. The k order inside an mma is free as long as A
 //    and B agree: the input rows are staged in shared memory as fp16 pairs (x[8w + i],
-//    x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. B's 8 columns all hold the same input
-//    row (one token per tile), so every column of the result is the tile's product.
-// gpt-oss-20b's experts (H100, moe_ops_bench): 37.5 / 59.9 / 107.5 us at 1 / 2 / 4 tokens
-// against 43.7 / 83.3 / 135.4 for the register-ring kernels (bench/results/moe-mxfp4-decode-s9.md).
+//    x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. gate_up: B's 8 columns all hold the
+//    tile's token's x, so every column of the result is the tile's product; down: columns 0
+//    and 1 hold the two experts' activation rows, read against rows 0..7 and 8..15.
+// gpt-oss-20b's experts (H100, moe_ops_bench, calls 8-9 of
+// bench/results/moe-mxfp4-decode-s9.md): 36.3 / 61.5 / 108.3 us at 1 / 2 / 4 tokens against
+// 43.7 / 83.3 / 135.4 for the register-ring kernels before these.
 // The scale multiply is exact in fp16 for scale bytes 104..140 (weights of magnitude 2^-23 up
 // to 2^13 times the e2m1 value); smaller scales round towards zero, beyond 2^13 overflows.
 // Inputs are rounded to fp16 (exact for bf16 values of magnitude 2^-14..65504).
@@ -49,8 +51,12 @@ constexpr int kTileRows = 16;     // weight rows of a tile: the mma's M
 constexpr int kStepBlocks = 4;    // 32-value scale blocks per warp step, one per lane of a quad
 constexpr int kMaxSegments = 32;  // top_k <= 32
 constexpr int kMaxStages = 3;     // tile buffers in flight per block
-constexpr int kBlocksPerSm = 2;
-constexpr size_t kBlockSharedBytes = 106 * 1024;  // with the static arrays: 2 blocks in 228 KB
+// Resident blocks per SM and the dynamic shared memory each may use (with the static arrays
+// and the 1 KB the runtime reserves, they fit an SM's 228 KB): gate_up 2, down 3.
+template <bool kDown>
+constexpr int kBlocksPerSm = kDown ? 3 : 2;
+template <bool kDown>
+constexpr size_t kBlockSharedBytes = (kDown ? 71 : 106) * 1024;
 
 __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
   const __half2 r =
@@ -195,29 +201,42 @@ __device__ __forceinline__ void tile_products(const TileLayout& layout, const ui
   for (int c = 0; c < 4; ++c) acc[c] += odd[c];
 }
 
-// Weight rows of tile `tile` (gate_up: pair tile / (inter / 8), intermediates i0..i0+7 of
-// it; down: expert slot `tile` of the block's token, output columns 16 blockIdx.x..), its
-// pair, and its expert (-1 when the routing names none: the tile is skipped, its rows read
-// from expert 0).
+// Where tile `tile` of a block comes from: the first weight row of each of its 8-row halves,
+// the pair each half serves and that pair's expert (-1 when the routing names none, or past
+// top_k: the half reads expert 0's rows and counts for nothing).
+//  - gate_up: both halves serve pair tile / (inter / 8), intermediates i0..i0+7 of it.
+//  - down: half h is output columns 8 blockIdx.x.. of slot 2 tile + h of token blockIdx.y.
+struct TileSource {
+  int64_t first[2];
+  int pair[2], expert[2];
+};
+
 template <bool kDown>
-__device__ __forceinline__ int tile_rows(const MoeExpertsArgs& a, int tile, int64_t (&first)[2],
-                                         int& pair) {
-  const int tiles_per_pair = static_cast<int>(a.inter / 8);
-  pair = kDown ? static_cast<int>(blockIdx.y) * a.top_k + tile : tile / tiles_per_pair;
-  int e = a.topk_ids[pair];
-  e = e >= 0 && e < a.n_experts ? e : -1;
-  const int64_t expert = std::max(e, 0);
+__device__ __forceinline__ TileSource tile_source(const MoeExpertsArgs& a, int tile) {
+  TileSource source;
+  auto routed = [&](int pair) {
+    const int e = a.topk_ids[pair];
+    return e >= 0 && e < a.n_experts ? e : -1;
+  };
   if constexpr (kDown) {
-    first[0] = expert * a.hidden + blockIdx.x * kTileRows;
-    first[1] = first[0] + 8;
+    for (int h = 0; h < 2; ++h) {
+      const int slot = 2 * tile + h;
+      source.pair[h] = static_cast<int>(blockIdx.y) * a.top_k + min(slot, a.top_k - 1);
+      source.expert[h] = slot < a.top_k ? routed(source.pair[h]) : -1;
+      source.first[h] = std::max(source.expert[h], 0) * a.hidden + blockIdx.x * 8;
+    }
   } else {
-    const int64_t i0 = (tile - pair * tiles_per_pair) * 8;
-    first[0] = moe_gate_up_row(a, expert, i0, false);
+    const int tiles_per_pair = static_cast<int>(a.inter / 8), pair = tile / tiles_per_pair;
+    const int e = routed(pair);
+    const int64_t expert = std::max(e, 0), i0 = (tile - pair * tiles_per_pair) * 8;
+    source.pair[0] = source.pair[1] = pair;
+    source.expert[0] = source.expert[1] = e;
+    source.first[0] = moe_gate_up_row(a, expert, i0, false);
     // Interleaved rows: intermediates i0..i0+3 then i0+4..i0+7; else the 8 gate rows, then up.
-    first[1] = a.interleaved_clamped ? moe_gate_up_row(a, expert, i0 + 4, false)
-                                     : moe_gate_up_row(a, expert, i0, true);
+    source.first[1] = a.interleaved_clamped ? moe_gate_up_row(a, expert, i0 + 4, false)
+                                            : moe_gate_up_row(a, expert, i0, true);
   }
-  return e;
+  return source;
 }
 
 // Writes activation q (0..7) of gate_up tile `tile` from the consumer warps' partial rows,
@@ -249,12 +268,9 @@ using Partials = float[2][kMaxStages][kConsumerWarps][kTileRows];
 template <bool kDown>
 __device__ __forceinline__ void start(const MoeExpertsArgs& a, const TileLayout& layout, int tile,
                                       int slot, uint8_t* stages, uint64_t* full) {
-  int64_t first[2];
-  int pair;
-  tile_rows<kDown>(a, tile, first, pair);
   start_tile(layout, static_cast<const uint8_t*>(kDown ? a.down : a.gate_up),
-             kDown ? a.down_scales : a.gate_up_scales, first, stages + slot * layout.bytes(),
-             &full[slot]);
+             kDown ? a.down_scales : a.gate_up_scales, tile_source<kDown>(a, tile).first,
+             stages + slot * layout.bytes(), &full[slot]);
 }
 
 // The producer warp: lane j starts tile j of the first n_stages (down: already started by
@@ -279,8 +295,8 @@ __device__ __forceinline__ void produce(const MoeExpertsArgs& a, const TileLayou
 }
 
 // A consumer warp: its share of every tile's K (tile_products); gate_up leaves the tile's
-// partial rows for the producer, down sums the tiles weighted by the routing and leaves its
-// sum in partial[0][0].
+// partial rows for the producer, down sums its 8 columns over the tiles, weighted by the
+// routing, and leaves them in partial[0][0].
 template <bool kDown>
 __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayout& layout,
                                         int first_tile, int n_tiles, int n_stages,
@@ -300,36 +316,38 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
   for (int i = 0; i < n_tiles; ++i) {
     const int slot = i % n_stages, use = i / n_stages % 2;
     mbarrier_wait(&full[slot], use);
-    int64_t first[2];
-    int pair;
-    const int e = tile_rows<kDown>(a, first_tile + i, first, pair);
-    const int64_t input_row = kDown ? i : pair / a.top_k;
+    const TileSource source = tile_source<kDown>(a, first_tile + i);
+    // B's column n is lane group g's input row: gate_up every column the pair's token's x;
+    // down column 0 half 0's activation row, column 1 half 1's (rows g and g + 8 of the
+    // result: acc[0] row g by column 0, acc[3] row g + 8 by column 1).
+    const int64_t input_row = kDown ? (g == 1 ? source.pair[1] : source.pair[0]) -
+                                          static_cast<int>(blockIdx.y) * a.top_k
+                                    : source.pair[0] / a.top_k;
     float tile_acc[4] = {};
-    if (e >= 0)
+    if (source.expert[0] >= 0 || source.expert[1] >= 0)
       tile_products(layout, stages + slot * layout.bytes(), inputs + input_row * input_words,
                     tile_acc);
     if constexpr (kDown) {
-      const float w = e >= 0 ? a.topk_weights[pair] : 0.0f;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[c] += w * tile_acc[c];
+      const float w0 = source.expert[0] >= 0 ? a.topk_weights[source.pair[0]] : 0.0f;
+      const float w1 = source.expert[1] >= 0 ? a.topk_weights[source.pair[1]] : 0.0f;
+      acc[0] += w0 * tile_acc[0] + w1 * tile_acc[3];
     } else if (t == 0) {
       partial[use][slot][warp][g] = tile_acc[0];
       partial[use][slot][warp][g + 8] = tile_acc[2];
     }
     mbarrier_arrive(&empty[slot]);
   }
-  if (kDown && t == 0) {
-    partial[0][0][warp][g] = acc[0];
-    partial[0][0][warp][g + 8] = acc[2];
-  }
+  if (kDown && t == 0) partial[0][0][warp][g] = acc[0];
 }
 
 // gate_up (kDown false): block b takes tiles [b n / grid, (b + 1) n / grid) of the n tiles
-// of all pairs. down: block (x, t) takes token t's top_k tiles of output columns 16x..16x+15
-// and writes out[t, 16x..16x+15] (+)= sum_j w_j (down_e_j . act_j + b). The last warp
-// produces, the others consume.
+// of all pairs. down: block (x, t) takes the ceil(top_k / 2) tiles of output columns
+// 8x..8x+7 of token t's experts, two experts a tile (8 rows each: a block per 16 columns of
+// one expert a tile left 1.4 blocks per SM, and the SMs holding two set the pace), and writes
+// out[t, 8x..8x+7] (+)= sum_j w_j (down_e_j . act_j + b). The last warp produces, the others
+// consume.
 template <bool kDown>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm<kDown>)
     moe_mxfp4_decode_kernel(MoeExpertsArgs a, bf16* activated, int n_stages) {
   extern __shared__ __align__(128) uint8_t shared[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
@@ -337,7 +355,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   __shared__ float partial[2][kMaxStages][kConsumerWarps][kTileRows];
   const TileLayout layout{kDown ? a.inter : a.hidden};
   auto* inputs = reinterpret_cast<uint32_t*>(shared + n_stages * layout.bytes());
-  int first_tile = 0, n_tiles = a.top_k;
+  int first_tile = 0, n_tiles = (a.top_k + 1) / 2;
   if constexpr (!kDown) {
     const int64_t total = a.n_tokens * a.top_k * (a.inter / 8);
     first_tile = static_cast<int>(blockIdx.x * total / gridDim.x);
@@ -368,9 +386,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
                    activated);
   if constexpr (kDown) {
     __syncthreads();  // the consumers' sums are in partial[0][0]
-    if (threadIdx.x >= kTileRows) return;
+    if (threadIdx.x >= 8) return;
     const int r = threadIdx.x;
-    const int64_t h = blockIdx.x * kTileRows + r;
+    const int64_t h = blockIdx.x * 8 + r;
     float value = 0;
     for (int w = 0; w < kConsumerWarps; ++w) value += partial[0][0][w][r];
     for (int s = 0; s < a.top_k; ++s) {
@@ -386,8 +404,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 }
 
 // Tile buffers that fit beside `input_bytes` of staged rows (0 when fewer than two do).
+template <bool kDown>
 int stages_for(const TileLayout& layout, size_t input_bytes) {
-  const size_t room = kBlockSharedBytes - std::min(kBlockSharedBytes, input_bytes);
+  const size_t room = kBlockSharedBytes<kDown> - std::min(kBlockSharedBytes<kDown>, input_bytes);
   const auto n = static_cast<int>(std::min<size_t>(kMaxStages, room / layout.bytes()));
   return n >= 2 ? n : 0;
 }
@@ -400,7 +419,7 @@ void launch(const MoeExpertsArgs& args, bf16* activated, dim3 grid, int n_stages
   // Per launch, not once: the attribute belongs to the current device.
   CUDA_CHECK(cudaFuncSetAttribute(moe_mxfp4_decode_kernel<kDown>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kBlockSharedBytes)));
+                                  static_cast<int>(kBlockSharedBytes<kDown>)));
   launch_pdl(moe_mxfp4_decode_kernel<kDown>, grid, dim3(kThreads), shared_bytes, stream, args,
              activated, n_stages);
 }
@@ -414,8 +433,8 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   // Inputs staged as fp16 pairs: 2 bytes a value.
   const size_t x_bytes = args.n_tokens * args.hidden * 2;
   const size_t activated_bytes = args.top_k * args.inter * 2;
-  const int gate_up_stages = stages_for(TileLayout{args.hidden}, x_bytes);
-  const int down_stages = stages_for(TileLayout{args.inter}, activated_bytes);
+  const int gate_up_stages = stages_for<false>(TileLayout{args.hidden}, x_bytes);
+  const int down_stages = stages_for<true>(TileLayout{args.inter}, activated_bytes);
   if (args.gate_up_scales == nullptr || args.n_tokens > kMoeSmallMaxTokens ||
       args.top_k > kMaxSegments || args.hidden % 64 != 0 || args.inter % 64 != 0 ||
       gate_up_stages == 0 || down_stages == 0 || !aligned16(args.gate_up) ||
@@ -426,13 +445,13 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
   const int64_t n_tiles = args.n_tokens * args.top_k * (args.inter / 8);
-  const int64_t gate_up_blocks = std::min<int64_t>(n_tiles, int64_t{kBlocksPerSm} * n_sms);
+  const int64_t gate_up_blocks = std::min<int64_t>(n_tiles, int64_t{kBlocksPerSm<false>} * n_sms);
   launch<false>(args, activated, dim3(static_cast<unsigned>(gate_up_blocks)), gate_up_stages,
                 x_bytes, stream);
-  launch<true>(
-      args, activated,
-      dim3(static_cast<unsigned>(args.hidden / kTileRows), static_cast<unsigned>(args.n_tokens)),
-      down_stages, activated_bytes, stream);
+  launch<true>(args, activated,
+               dim3(static_cast<unsigned>(args.hidden / 8),
+                    static_cast<unsigned>(args.n_tokens)),
+               down_stages, activated_bytes, stream);
   return true;
 }
 
