@@ -20,9 +20,9 @@
 //    x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. gate_up: B's 8 columns all hold the
 //    tile's token's x, so every column of the result is the tile's product; down: columns 0
 //    and 1 hold the two experts' activation rows, read against rows 0..7 and 8..15.
-// gpt-oss-20b's experts (H100, moe_ops_bench, calls 8-9 of
-// bench/results/moe-mxfp4-decode-s9.md): 36.3 / 61.5 / 108.3 us at 1 / 2 / 4 tokens against
-// 43.7 / 83.3 / 135.4 for the register-ring kernels before these.
+// gpt-oss-20b's experts (H100, moe_ops_bench, bench/results/moe-mxfp4-decode-s9.md): 35.2 /
+// 61.2 / 107.1 us at 1 / 2 / 4 tokens against 43.7 / 83.3 / 135.4 for the register-ring
+// kernels before these (measured on two machines, each step against its predecessor).
 // The scale multiply is exact in fp16 for scale bytes 104..140 (weights of magnitude 2^-23 up
 // to 2^13 times the e2m1 value); smaller scales round towards zero, beyond 2^13 overflows.
 // Inputs are rounded to fp16 (exact for bf16 values of magnitude 2^-14..65504).
@@ -52,11 +52,12 @@ constexpr int kStepBlocks = 4;    // 32-value scale blocks per warp step, one pe
 constexpr int kMaxSegments = 32;  // top_k <= 32
 constexpr int kMaxStages = 3;     // tile buffers in flight per block
 // Resident blocks per SM and the dynamic shared memory each may use (with the static arrays
-// and the 1 KB the runtime reserves, they fit an SM's 228 KB): gate_up 2, down 3.
-template <bool kDown>
-constexpr int kBlocksPerSm = kDown ? 3 : 2;
-template <bool kDown>
-constexpr size_t kBlockSharedBytes = (kDown ? 71 : 106) * 1024;
+// and the 1 KB the runtime reserves, they fit an SM's 228 KB): at gpt-oss-20b's shapes two
+// 24.5 KB stages beside the staged inputs. 3 blocks of 2 stages beat 2 blocks of 3 (gate_up's
+// consumers are instruction-bound: more warps hide more latency): batch-1 decode 453.2 tok/s
+// against 442.4 (bench/results/moe-mxfp4-decode-s9.md).
+constexpr int kBlocksPerSm = 3;
+constexpr size_t kBlockSharedBytes = 71 * 1024;
 
 __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
   const __half2 r =
@@ -347,7 +348,7 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
 // out[t, 8x..8x+7] (+)= sum_j w_j (down_e_j . act_j + b). The last warp produces, the others
 // consume.
 template <bool kDown>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm<kDown>)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     moe_mxfp4_decode_kernel(MoeExpertsArgs a, bf16* activated, int n_stages) {
   extern __shared__ __align__(128) uint8_t shared[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
@@ -404,9 +405,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<kDown>)
 }
 
 // Tile buffers that fit beside `input_bytes` of staged rows (0 when fewer than two do).
-template <bool kDown>
 int stages_for(const TileLayout& layout, size_t input_bytes) {
-  const size_t room = kBlockSharedBytes<kDown> - std::min(kBlockSharedBytes<kDown>, input_bytes);
+  const size_t room = kBlockSharedBytes - std::min(kBlockSharedBytes, input_bytes);
   const auto n = static_cast<int>(std::min<size_t>(kMaxStages, room / layout.bytes()));
   return n >= 2 ? n : 0;
 }
@@ -419,7 +419,7 @@ void launch(const MoeExpertsArgs& args, bf16* activated, dim3 grid, int n_stages
   // Per launch, not once: the attribute belongs to the current device.
   CUDA_CHECK(cudaFuncSetAttribute(moe_mxfp4_decode_kernel<kDown>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kBlockSharedBytes<kDown>)));
+                                  static_cast<int>(kBlockSharedBytes)));
   launch_pdl(moe_mxfp4_decode_kernel<kDown>, grid, dim3(kThreads), shared_bytes, stream, args,
              activated, n_stages);
 }
@@ -433,8 +433,8 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   // Inputs staged as fp16 pairs: 2 bytes a value.
   const size_t x_bytes = args.n_tokens * args.hidden * 2;
   const size_t activated_bytes = args.top_k * args.inter * 2;
-  const int gate_up_stages = stages_for<false>(TileLayout{args.hidden}, x_bytes);
-  const int down_stages = stages_for<true>(TileLayout{args.inter}, activated_bytes);
+  const int gate_up_stages = stages_for(TileLayout{args.hidden}, x_bytes);
+  const int down_stages = stages_for(TileLayout{args.inter}, activated_bytes);
   if (args.gate_up_scales == nullptr || args.n_tokens > kMoeSmallMaxTokens ||
       args.top_k > kMaxSegments || args.hidden % 64 != 0 || args.inter % 64 != 0 ||
       gate_up_stages == 0 || down_stages == 0 || !aligned16(args.gate_up) ||
@@ -445,7 +445,7 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
   const int64_t n_tiles = args.n_tokens * args.top_k * (args.inter / 8);
-  const int64_t gate_up_blocks = std::min<int64_t>(n_tiles, int64_t{kBlocksPerSm<false>} * n_sms);
+  const int64_t gate_up_blocks = std::min<int64_t>(n_tiles, int64_t{kBlocksPerSm} * n_sms);
   launch<false>(args, activated, dim3(static_cast<unsigned>(gate_up_blocks)), gate_up_stages,
                 x_bytes, stream);
   launch<true>(args, activated,
