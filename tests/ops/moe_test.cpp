@@ -243,9 +243,10 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
   for (const ExpertsCase& c : cases) check(c, true);
 }
 
-// The decode-batch MXFP4 kernels scale weights in fp16 (moe_mxfp4_decode.cu): one factor up to
-// scale byte 128, two above, a subnormal factor below 99. Scales 2^-35..2^13 cover all three
-// (values up to 6 * 2^13; the clamped activation keeps the down inputs within fp16).
+// The decode-batch MXFP4 kernels apply each block's scale as an fp32 factor to its sums
+// (moe_mxfp4_decode.cu); the other paths scale the decoded values. Scales 2^-35..2^13 (values
+// up to 6 * 2^13; the clamped activation keeps the down inputs within fp16) check both far
+// from 1.
 TEST_F(MoeExpertsTest, Mxfp4WideScalesMatchCpu) {
   scale_lo_ = 92;
   scale_hi_ = 140;

@@ -12,19 +12,18 @@
 //    a fixed order and writes the activations. down: a block per 8 output columns of a token,
 //    a tile the rows of two of its experts (8 each), weighted by the routing and summed over
 //    the warps in a fixed order at the end (deterministic; no atomics).
-//  - A warp step covers the tile's 16 rows over 4 scale blocks of 32 values: lane (g, t) of the
-//    mma layout reads block t of the step of rows g and g + 8, so each lane decodes whole
-//    blocks (two shifts and two masks per pair of codes, moe_weights.cuh) and applies its own
-//    block's scale in fp16 before the product. The k order inside an mma is free as long as A
-//    and B agree: the input rows are staged in shared memory as fp16 pairs (x[8w + i],
-//    x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. gate_up: B's 8 columns all hold the
-//    tile's token's x, so every column of the result is the tile's product; down: columns 0
-//    and 1 hold the two experts' activation rows, read against rows 0..7 and 8..15.
-// gpt-oss-20b's experts (H100, moe_ops_bench, bench/results/moe-mxfp4-decode-s9.md): 35.2 /
-// 61.2 / 107.1 us at 1 / 2 / 4 tokens against 43.7 / 83.3 / 135.4 for the register-ring
-// kernels before these (measured on two machines, each step against its predecessor).
-// The scale multiply is exact in fp16 for scale bytes 104..140 (weights of magnitude 2^-23 up
-// to 2^13 times the e2m1 value); smaller scales round towards zero, beyond 2^13 overflows.
+//  - A warp takes a tile's 32-value scale blocks in turn: the 4 lanes of a quad decode the
+//    block's 4 words of rows g and g + 8 (two shifts and two masks per pair of codes,
+//    moe_weights.cuh) into two mmas, and the block's sums are scaled by its rows' factors
+//    (mxfp4_scale: exact powers of two) on the fp32 accumulators. The k order inside an mma
+//    is free as long as A and B agree: the input rows are staged in shared memory as fp16
+//    pairs (x[8w + i], x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. gate_up: B's 8
+//    columns all hold the tile's token's x, so every column of the result is the tile's
+//    product; down: columns 0 and 1 hold the two experts' activation rows, read against rows
+//    0..7 and 8..15.
+// gpt-oss-20b's experts (H100, moe_ops_bench, bench/results/moe-mxfp4-decode-s9.md): 33.7 /
+// 58.1 / 101.8 us at 1 / 2 / 4 tokens against 43.7 / 83.3 / 135.4 for the register-ring
+// kernels before these (measured on several machines, each step against its predecessor).
 // Inputs are rounded to fp16 (exact for bf16 values of magnitude 2^-14..65504).
 // Launched with PDL (launch.cuh): the routing and the inputs are read after pdl_wait(), except
 // for down's first copies (see the kernel).
@@ -48,7 +47,6 @@ namespace {
 constexpr int kConsumerWarps = 8, kConsumerThreads = kConsumerWarps * 32;
 constexpr int kThreads = kConsumerThreads + 32;
 constexpr int kTileRows = 16;     // weight rows of a tile: the mma's M
-constexpr int kStepBlocks = 4;    // 32-value scale blocks per warp step, one per lane of a quad
 constexpr int kMaxSegments = 32;  // top_k <= 32
 constexpr int kMaxStages = 3;     // tile buffers in flight per block
 // Resident blocks per SM and the dynamic shared memory each may use (with the static arrays
@@ -59,63 +57,10 @@ constexpr int kMaxStages = 3;     // tile buffers in flight per block
 constexpr int kBlocksPerSm = 3;
 constexpr size_t kBlockSharedBytes = 71 * 1024;
 
-__device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
-  const __half2 r =
-      __hmul2(*reinterpret_cast<const __half2*>(&a), *reinterpret_cast<const __half2*>(&b));
-  return *reinterpret_cast<const uint32_t*>(&r);
-}
-
 __device__ __forceinline__ uint32_t half2_bits_of(float lo, float hi) {
   const __half2 r = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&r);
 }
-
-// One block of 32 codes of one row and its scale byte, as loaded.
-struct CodeBlock {
-  uint4 codes;
-  uint32_t scale;  // the e8m0 byte
-};
-
-// A loaded block ready to decode: pair h (codes 8 (h / 4) + h % 4 and that + 4) as half2
-// bits, each value times the block's scale. Decoded values carry 2^-14, so the multiplier is
-// 2^(s - 113) for the e8m0 byte s: one fp16 factor up to s = 128 (2^15), else 2^14 then
-// 2^(s - 127) (infinite past s = 142); 0 below 2^-24.
-struct ScaledBlock {
-  uint4 codes;
-  uint32_t first, second;  // the two factors as fp16 pairs
-
-  __device__ __forceinline__ explicit ScaledBlock(const CodeBlock& b) : codes(b.codes) {
-    const uint32_t s = b.scale;
-    uint32_t h = 0, h2 = 15u << 10;  // 1.0
-    if (s > 128) {
-      h = 29u << 10;
-      h2 = s > 142 ? 31u << 10 : (s - 112) << 10;
-    } else if (s >= 99) {
-      h = (s - 98) << 10;
-    } else if (s >= 89) {
-      h = 1u << (s - 89);
-    }
-    first = h * 0x10001u;
-    second = h2 * 0x10001u;
-  }
-  template <bool kTwoFactors>
-  __device__ __forceinline__ uint32_t pair(int h) const {
-    const uint32_t word = h < 4 ? codes.x : h < 8 ? codes.y : h < 12 ? codes.z : codes.w;
-    const uint32_t bits = hmul2_bits(mxfp4_pair_bits(word, h % 4), first);
-    return kTwoFactors ? hmul2_bits(bits, second) : bits;
-  }
-  __device__ __forceinline__ bool two_factors() const { return second != 0x3C003C00u; }
-  // Scale bytes 99..128 (nearly every block of a real checkpoint): one normal fp16 factor,
-  // 2^(s - 113) = (s - 98) << 10 in both halves, without the branches of the general case.
-  __device__ __forceinline__ static bool is_common(uint32_t scale) { return scale - 99u < 30u; }
-  __device__ __forceinline__ static ScaledBlock common(const CodeBlock& b) {
-    return ScaledBlock(b.codes, (b.scale - 98u) * 0x04000400u);
-  }
-
- private:
-  __device__ __forceinline__ ScaledBlock(const uint4& c, uint32_t factor)
-      : codes(c), first(factor), second(0x3C003C00u) {}
-};
 
 // The input row x (k values), by the consumer threads, into shared memory as fp16 pairs in
 // mxfp4_pair_bits' order.
@@ -153,53 +98,39 @@ __device__ __forceinline__ void start_tile(const TileLayout& layout, const uint8
   }
 }
 
-// acc (the mma's C fragment: rows g and g + 8 in acc[0] and acc[2]) += this warp's steps of
-// the tile in `stage` times the input row x (fp16 pairs).
+// acc (the mma's C fragment: rows g and g + 8 in acc[0..1] and acc[2..3]) += this warp's
+// blocks of the tile in `stage` times the input row x (fp16 pairs). A warp takes every
+// kConsumerWarps-th 32-value block; lane (g, t) decodes word t of the block (codes 8t..8t+7)
+// of rows g and g + 8 into the A fragments of two mmas, whose k order matches the staged
+// pairs of x, and scales the block's sums by the rows' factors in fp32.
 __device__ __forceinline__ void tile_products(const TileLayout& layout, const uint8_t* stage,
                                               const uint32_t* x, float (&acc)[4]) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int n_blocks = layout.n_blocks();
   const int64_t row_bytes = layout.row_bytes();
-  const uint8_t* codes0 = stage + g * row_bytes;
+  const uint8_t* codes0 = stage + g * row_bytes + 4 * t;
   const uint8_t* codes1 = codes0 + 8 * row_bytes;
   const uint8_t* scales0 = stage + kTileRows * row_bytes + g * n_blocks;
   const uint8_t* scales1 = scales0 + 8 * n_blocks;
-  const int n_steps = (n_blocks + kStepBlocks - 1) / kStepBlocks;
-  float odd[4] = {};  // a second accumulator chain for the odd mma of each pair
-  for (int step = warp; step < n_steps; step += kConsumerWarps) {
-    const int b = step * kStepBlocks + t;
-    CodeBlock c0{make_uint4(0, 0, 0, 0), 127}, c1 = c0;  // lanes past the end: zero weights
-    if (b < n_blocks) {
-      c0 = {*reinterpret_cast<const uint4*>(codes0 + b * 16), scales0[b]};
-      c1 = {*reinterpret_cast<const uint4*>(codes1 + b * 16), scales1[b]};
-    }
-    const uint4* xs = reinterpret_cast<const uint4*>(x + min(b, n_blocks - 1) * 16);
-    auto products = [&]<bool kTwo>(const ScaledBlock& r0, const ScaledBlock& r1) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const uint4 bx = xs[q];  // pairs 4q .. 4q + 3 of the lane's block of x
-        const uint32_t w0[4] = {r0.pair<kTwo>(4 * q), r1.pair<kTwo>(4 * q),
-                                r0.pair<kTwo>(4 * q + 1), r1.pair<kTwo>(4 * q + 1)};
-        mma_f16(acc, w0, bx.x, bx.y);
-        const uint32_t w1[4] = {r0.pair<kTwo>(4 * q + 2), r1.pair<kTwo>(4 * q + 2),
-                                r0.pair<kTwo>(4 * q + 3), r1.pair<kTwo>(4 * q + 3)};
-        mma_f16(odd, w1, bx.z, bx.w);
-      }
-    };
-    // mma.sync needs the whole warp: the variant is chosen per warp, not per lane.
-    if (__all_sync(0xffffffffu, ScaledBlock::is_common(c0.scale) &&
-                                    ScaledBlock::is_common(c1.scale))) [[likely]] {
-      products.template operator()<false>(ScaledBlock::common(c0), ScaledBlock::common(c1));
-    } else {
-      const ScaledBlock r0(c0), r1(c1);
-      if (__any_sync(0xffffffffu, r0.two_factors() || r1.two_factors()))
-        products.template operator()<true>(r0, r1);
-      else
-        products.template operator()<false>(r0, r1);
-    }
+  const uint4* xs = reinterpret_cast<const uint4*>(x) + t;  // word 4b + t's pairs at xs[4b]
+#pragma unroll 4
+  for (int b = warp; b < n_blocks; b += kConsumerWarps) {
+    const uint32_t w0 = *reinterpret_cast<const uint32_t*>(codes0 + b * 16);
+    const uint32_t w1 = *reinterpret_cast<const uint32_t*>(codes1 + b * 16);
+    const uint4 pairs = xs[4 * b];
+    float c[4] = {};
+    const uint32_t low[4] = {mxfp4_pair_bits(w0, 0), mxfp4_pair_bits(w1, 0),
+                             mxfp4_pair_bits(w0, 1), mxfp4_pair_bits(w1, 1)};
+    mma_f16(c, low, pairs.x, pairs.y);
+    const uint32_t high[4] = {mxfp4_pair_bits(w0, 2), mxfp4_pair_bits(w1, 2),
+                              mxfp4_pair_bits(w0, 3), mxfp4_pair_bits(w1, 3)};
+    mma_f16(c, high, pairs.z, pairs.w);
+    const float f0 = mxfp4_scale(scales0[b]), f1 = mxfp4_scale(scales1[b]);
+    acc[0] += f0 * c[0];
+    acc[1] += f0 * c[1];
+    acc[2] += f1 * c[2];
+    acc[3] += f1 * c[3];
   }
-#pragma unroll
-  for (int c = 0; c < 4; ++c) acc[c] += odd[c];
 }
 
 // Where tile `tile` of a block comes from: the first weight row of each of its 8-row halves,
