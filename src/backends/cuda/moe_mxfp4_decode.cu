@@ -46,9 +46,8 @@ namespace {
 // 8 consumer warps and one producer warp (moe_mxfp4_decode_kernel).
 constexpr int kConsumerWarps = 8, kConsumerThreads = kConsumerWarps * 32;
 constexpr int kThreads = kConsumerThreads + 32;
-constexpr int kTileRows = 16;     // weight rows of a tile: the mma's M
-constexpr int kMaxSegments = 32;  // top_k <= 32
-constexpr int kMaxStages = 3;     // tile buffers in flight per block
+constexpr int kTileRows = 16;  // weight rows of a tile: the mma's M
+constexpr int kMaxStages = 3;  // tile buffers in flight per block
 // Resident blocks per SM and the dynamic shared memory each may use (with the static arrays
 // and the 1 KB the runtime reserves, they fit an SM's 228 KB): at gpt-oss-20b's shapes two
 // 24.5 KB stages beside the staged inputs. 3 blocks of 2 stages beat 2 blocks of 3 (gate_up's
@@ -119,8 +118,8 @@ __device__ __forceinline__ void tile_products(const TileLayout& layout, const ui
     const uint32_t w1 = *reinterpret_cast<const uint32_t*>(codes1 + b * 16);
     const uint4 pairs = xs[4 * b];
     float c[4] = {};
-    const uint32_t low[4] = {mxfp4_pair_bits(w0, 0), mxfp4_pair_bits(w1, 0),
-                             mxfp4_pair_bits(w0, 1), mxfp4_pair_bits(w1, 1)};
+    const uint32_t low[4] = {mxfp4_pair_bits(w0, 0), mxfp4_pair_bits(w1, 0), mxfp4_pair_bits(w0, 1),
+                             mxfp4_pair_bits(w1, 1)};
     mma_f16(c, low, pairs.x, pairs.y);
     const uint32_t high[4] = {mxfp4_pair_bits(w0, 2), mxfp4_pair_bits(w1, 2),
                               mxfp4_pair_bits(w0, 3), mxfp4_pair_bits(w1, 3)};
@@ -252,9 +251,9 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
     // B's column n is lane group g's input row: gate_up every column the pair's token's x;
     // down column 0 half 0's activation row, column 1 half 1's (rows g and g + 8 of the
     // result: acc[0] row g by column 0, acc[3] row g + 8 by column 1).
-    const int64_t input_row = kDown ? (g == 1 ? source.pair[1] : source.pair[0]) -
-                                          static_cast<int>(blockIdx.y) * a.top_k
-                                    : source.pair[0] / a.top_k;
+    const int64_t input_row =
+        kDown ? (g == 1 ? source.pair[1] : source.pair[0]) - static_cast<int>(blockIdx.y) * a.top_k
+              : source.pair[0] / a.top_k;
     float tile_acc[4] = {};
     if (source.expert[0] >= 0 || source.expert[1] >= 0)
       tile_products(layout, stages + slot * layout.bytes(), inputs + input_row * input_words,
@@ -300,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   mbarrier_init_fence();
   __syncthreads();
   // down starts copying its first tiles while gate_up finishes (gpt-oss-20b batch-1 decode
-  // 437 tok/s against 428 without). This reads the routing before pdl_wait(), which
+  // 437 tok/s; 428 without, on another machine). This reads the routing before pdl_wait(), which
   // launch.cuh's contract allows only for memory no kernel of the step writes; it is safe here
   // because the routing comes from the kernel before gate_up, and every gate_up block calls
   // pdl_launch_dependents() only after its own pdl_wait(): when any down block runs, the
@@ -367,9 +366,9 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   const int gate_up_stages = stages_for(TileLayout{args.hidden}, x_bytes);
   const int down_stages = stages_for(TileLayout{args.inter}, activated_bytes);
   if (args.gate_up_scales == nullptr || args.n_tokens > kMoeSmallMaxTokens ||
-      args.top_k > kMaxSegments || args.hidden % 64 != 0 || args.inter % 64 != 0 ||
-      gate_up_stages == 0 || down_stages == 0 || !aligned16(args.gate_up) ||
-      !aligned16(args.down) || !aligned16(args.gate_up_scales) || !aligned16(args.down_scales))
+      args.hidden % 64 != 0 || args.inter % 64 != 0 || gate_up_stages == 0 || down_stages == 0 ||
+      !aligned16(args.gate_up) || !aligned16(args.down) || !aligned16(args.gate_up_scales) ||
+      !aligned16(args.down_scales))
     return false;
   auto* activated = static_cast<bf16*>(workspace.activated);
   int device = 0, n_sms = 0;
@@ -380,8 +379,7 @@ bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& wor
   launch<false>(args, activated, dim3(static_cast<unsigned>(gate_up_blocks)), gate_up_stages,
                 x_bytes, stream);
   launch<true>(args, activated,
-               dim3(static_cast<unsigned>(args.hidden / 8),
-                    static_cast<unsigned>(args.n_tokens)),
+               dim3(static_cast<unsigned>(args.hidden / 8), static_cast<unsigned>(args.n_tokens)),
                down_stages, activated_bytes, stream);
   return true;
 }
