@@ -215,7 +215,10 @@ __device__ __forceinline__ void produce(const MoeExpertsArgs& a, const TileLayou
   const int lane = threadIdx.x % 32;
   if (!kDown && lane < std::min(n_stages, n_tiles))  // down's first tiles: before pdl_wait
     start<kDown>(a, layout, first_tile + lane, lane, stages, full);
-  for (int done = 0; done < n_tiles; ++done) {  // `done`: the tile the stage held
+  // `done`: the tile the stage held. down has nothing to do for a released stage but refill
+  // it, so its producer stops waiting once no tile is left to start.
+  const int n_waits = kDown ? n_tiles - n_stages : n_tiles;
+  for (int done = 0; done < n_waits; ++done) {
     const int slot = done % n_stages, use = done / n_stages % 2;
     mbarrier_wait(&empty[slot], use);
     if (lane == 0 && done + n_stages < n_tiles)
