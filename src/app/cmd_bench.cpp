@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "app/bench_serve.h"
@@ -10,6 +11,9 @@
 #include "app/engine_flags.h"
 #include "core/error.h"
 #include "engine/generator.h"
+#if HADRON_HAVE_CUDA
+#include "backends/cuda/kernel_trace.h"
+#endif
 
 namespace hadron::app {
 namespace {
@@ -23,6 +27,7 @@ struct BenchArgs {
   int64_t num_prompts = 100;
   int num_iters = 3;
   bool json = false;
+  std::string kernel_trace;  // latency: where to write the decode steps' kernel timeline
 };
 
 using Clock = std::chrono::steady_clock;
@@ -40,9 +45,17 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int64_t len, int64_t vocab
 struct LatencyRun {
   double prefill_seconds = 0;  // until every sequence has its first token
   double decode_seconds = 0;   // the remaining output_len - 1 steps
+  uint64_t decode_from_ns = 0, decode_to_ns = 0;  // the kernel tracer's clock, when tracing
 };
 
+#if HADRON_HAVE_CUDA
+uint64_t trace_clock(bool tracing) { return tracing ? cuda::kernel_trace_now_ns() : 0; }
+#else
+uint64_t trace_clock(bool) { return 0; }
+#endif
+
 LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19937& rng) {
+  const bool tracing = !args.kernel_trace.empty();
   Engine engine(model, nullptr);
   SamplingParams params;
   params.max_tokens = args.output_len;
@@ -54,8 +67,30 @@ LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19
   while (started < args.batch)
     for (const RequestOutput& out : engine.step()) started += out.n_output_tokens == 1;
   const auto first = Clock::now();
+  const uint64_t from_ns = trace_clock(tracing);
   while (engine.has_unfinished()) engine.step();
-  return {seconds_between(start, first), seconds_between(first, Clock::now())};
+  return {seconds_between(start, first), seconds_between(first, Clock::now()), from_ns,
+          trace_clock(tracing)};
+}
+
+// --kernel-trace: the kernels of the last run's decode steps, as a per-step table (to `path`
+// and stderr) and as raw spans (`path`.csv: name, start and end in ns).
+void write_kernel_trace(const BenchArgs& args, const LatencyRun& run) {
+#if HADRON_HAVE_CUDA
+  const std::vector<KernelSpan> spans =
+      cuda::kernel_trace_stop(run.decode_from_ns, run.decode_to_ns);
+  const std::string table =
+      format_kernel_timeline(summarise_kernels(spans), args.output_len - 1);
+  std::fprintf(stderr, "decode kernels (traced run):\n%s", table.c_str());
+  std::ofstream(args.kernel_trace) << table;
+  std::ofstream csv(args.kernel_trace + ".csv");
+  csv << "name,start_ns,end_ns\n";
+  for (const KernelSpan& span : spans)
+    csv << '"' << span.name << "\"," << span.start_ns << ',' << span.end_ns << '\n';
+#else
+  (void)args;
+  (void)run;
+#endif
 }
 
 double median(std::vector<double> values) {
@@ -71,17 +106,30 @@ void run_latency(BenchArgs args) {
   finish_engine_options(args.engine, args.load_format);
   if (args.batch < 1 || args.input_len < 1 || args.output_len < 2 || args.num_iters < 1)
     input_error("bench latency needs --batch >= 1, --input-len >= 1, --output-len >= 2");
+  if (!args.kernel_trace.empty()) {
+#if HADRON_HAVE_CUDA
+    if (!cuda::kernel_trace_available())
+      input_error("--kernel-trace: this build has no CUPTI (CUDA's profiling library)");
+    // Before the model loads, so that the decode graphs are captured with tracing on (their
+    // kernels are then recorded at their in-graph times, as measured on the H100).
+    cuda::kernel_trace_start();
+#else
+    input_error("--kernel-trace needs a build with the CUDA backend");
+#endif
+  }
   const auto load_start = Clock::now();
   std::unique_ptr<LoadedModel> model = LoadedModel::load(args.engine);
   const double load_seconds = seconds_between(load_start, Clock::now());
   std::mt19937 rng(args.engine.seed);
   run_latency_once(*model, args, rng);  // warm-up
   std::vector<double> prefill, decode;
+  LatencyRun run;
   for (int i = 0; i < args.num_iters; ++i) {
-    const LatencyRun run = run_latency_once(*model, args, rng);
+    run = run_latency_once(*model, args, rng);
     prefill.push_back(run.prefill_seconds);
     decode.push_back(run.decode_seconds);
   }
+  if (!args.kernel_trace.empty()) write_kernel_trace(args, run);
   const double prefill_s = median(prefill), decode_s = median(decode);
   const double prefill_tps = args.batch * args.input_len / prefill_s;
   const double decode_tps = args.batch * (args.output_len - 1) / decode_s;
@@ -189,6 +237,9 @@ void setup_bench(CLI::App& app) {
   add_shape_flags(*latency, *latency_args);
   latency->add_option("--batch", latency_args->batch, "sequences decoded together");
   latency->add_option("--num-iters", latency_args->num_iters, "timed runs (median reported)");
+  latency->add_option("--kernel-trace", latency_args->kernel_trace,
+                      "CUDA: write the last run's decode kernels (per-step table; FILE.csv: "
+                      "spans) through CUPTI; the traced runs may run a little slower");
   latency->callback([latency_args] { run_latency(*latency_args); });
   auto throughput_args = std::make_shared<BenchArgs>();
   CLI::App* throughput =
