@@ -193,6 +193,7 @@ __device__ __forceinline__ void write_activation(const MoeExpertsArgs& a, int ti
   activated[int64_t{pair} * a.inter + i] = __float2bfloat16(value);
 }
 
+// Per stage and use parity: each consumer warp's 16 partial rows of the tile.
 using Partials = float[2][kMaxStages][kConsumerWarps][kTileRows];
 
 // Starts copying the block's tile `tile` into stage `slot`.
@@ -285,8 +286,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     moe_mxfp4_decode_kernel(MoeExpertsArgs a, bf16* activated, int n_stages) {
   extern __shared__ __align__(128) uint8_t shared[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  // Per stage and use parity: each consumer warp's 16 partial rows of the tile.
-  __shared__ float partial[2][kMaxStages][kConsumerWarps][kTileRows];
+  __shared__ Partials partial;
   const TileLayout layout{kDown ? a.inter : a.hidden};
   auto* inputs = reinterpret_cast<uint32_t*>(shared + n_stages * layout.bytes());
   int first_tile = 0, n_tiles = (a.top_k + 1) / 2;
