@@ -61,10 +61,12 @@ void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena,
 
 void GatedMlp::forward(Backend& backend, const AddRmsNorm& input, Arena& arena,
                        const Tensor& out) const {
-  const Tensor gate_up =
-      arena.alloc(backend.activation_dtype(), {input.residual.size(0), 2 * intermediate_});
-  backend.add_rms_norm_linear(input, gate_up_, Tensor{}, gate_up);
-  down(backend, gate_up, arena, out);
+  const int64_t n_tokens = input.residual.size(0);
+  const DType act = backend.activation_dtype();
+  const Tensor gate_up = arena.alloc(act, {n_tokens, 2 * intermediate_});
+  const Tensor activated = arena.alloc(act, {n_tokens, intermediate_});
+  backend.add_rms_norm_linear_silu(input, gate_up_, gate_up, activated);
+  backend.linear(activated, down_, Tensor{}, out);
 }
 
 void GatedMlp::down(Backend& backend, const Tensor& gate_up, Arena& arena,

@@ -117,6 +117,13 @@ class Backend {
   virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                    const Tensor& bias, const Tensor& out);
 
+  // norm (see AddRmsNorm), then gate_up = norm.normed @ weight^T as linear, then activated =
+  // silu_mul(gate_up): a gated MLP up to its down projection. weight: [2I, H] ([gate | up]);
+  // gate_up: [T, 2I], scratch a fused path may leave unwritten; activated: [T, I]. The default
+  // runs the ops; a backend may fuse them (CUDA does for decode-sized batches).
+  virtual void add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
+                                        const Tensor& gate_up, const Tensor& activated);
+
   // activated = silu_mul(gate_up), then out = activated @ weight^T (+ bias) as linear.
   // gate_up: [T, 2I]; activated: [T, I], written, not overlapping gate_up. The default runs
   // the two ops; a backend may fuse them (CUDA does for decode-sized batches).

@@ -1,6 +1,6 @@
 // Backend's defaults for the ops that exist to be fused (add_rms_norm_linear,
-// silu_mul_linear, moe_router): the ops they are made of, one after another. Backends
-// override them where fusing pays.
+// add_rms_norm_linear_silu, silu_mul_linear, moe_router): the ops they are made of, one after
+// another. Backends override them where fusing pays.
 #include "core/error.h"
 #include "ops/backend.h"
 
@@ -24,6 +24,12 @@ void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
     rms_norm(norm.residual, norm.weight, norm.eps, norm.normed);
   }
   linear(norm.normed, weight, bias, out);
+}
+
+void Backend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
+                                       const Tensor& gate_up, const Tensor& activated) {
+  add_rms_norm_linear(norm, weight, Tensor{}, gate_up);
+  silu_mul(gate_up, activated);
 }
 
 void Backend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,

@@ -1,6 +1,7 @@
 // CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias;
 // add_rms_norm_linear and silu_mul_linear (the norm or the activation fused into the GEMV, or
-// run before cuBLASLt).
+// run before cuBLASLt); add_rms_norm_linear_silu (the norm in front of the gate_up GEMV and
+// the activation behind it).
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cuda_check.h"
@@ -161,6 +162,79 @@ TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
     EXPECT_CLOSE(download(normed.tensor), normed_cpu, kElementwiseTol);
     EXPECT_CLOSE(download(out.tensor), expected, kGemmTol);
     EXPECT_EQ(download(res_gpu.tensor), residual);
+  }
+}
+
+// The GEMV with the norm in front and SiLU-and-mul behind, launched directly: the residual
+// stream and normed rows equal add_rms_norm's, and the activations equal the norm GEMV's
+// gate_up (a plain row product each) followed by silu_mul, bit for bit.
+TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
+  for (const int64_t m : {1, 2, 3, 8})
+    for (const auto& [inter, k, add] :
+         {std::tuple{12288, 4096, true}, {768, 2048, true}, {1000, 136, false},
+          {24, 5120, true}, {40, cuda::kGemvStagedMaxBytes / 4, false}}) {
+      if (m * k * 2 > cuda::kGemvStagedMaxBytes) continue;
+      SCOPED_TRACE(testing::Message() << "M " << m << " I " << inter << " K " << k << " add "
+                                      << add);
+      std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
+                         norm_w = random_floats(k, 0.5f),
+                         w = random_floats(2 * inter * k, 0.05f);
+      DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
+      DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {2 * inter, k});
+      DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}),
+                   activated = poisoned({m, inter});
+      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr, res_gpu.tensor.data,
+                                    norm_gpu.tensor.data, res_out.tensor.data,
+                                    normed.tensor.data, 1e-6f};
+      cuda::launch_gemv_norm_silu(args, w_gpu.tensor.data, activated.tensor.data, m, inter, k,
+                                  nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(download(res_gpu.tensor), residual);
+
+      DeviceTensor res_out_ref = poisoned({m, k}), normed_ref = poisoned({m, k}),
+                   gate_up_ref = poisoned({m, 2 * inter}), activated_ref = poisoned({m, inter});
+      const cuda::GemvNormArgs ref_args{add ? add_gpu.tensor.data : nullptr,
+                                        res_gpu.tensor.data, norm_gpu.tensor.data,
+                                        res_out_ref.tensor.data, normed_ref.tensor.data, 1e-6f};
+      cuda::launch_gemv_norm(ref_args, w_gpu.tensor.data, nullptr, gate_up_ref.tensor.data, m,
+                             2 * inter, k, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the backend runs on its own stream
+      gpu_->silu_mul(gate_up_ref.tensor, activated_ref.tensor);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      if (add) {
+        EXPECT_EQ(download(res_out.tensor), download(res_out_ref.tensor));
+      }
+      EXPECT_EQ(download(normed.tensor), download(normed_ref.tensor));
+      EXPECT_EQ(download(activated.tensor), download(activated_ref.tensor));
+    }
+}
+
+// The backend op (the fused GEMV, or the norm GEMV or cuBLASLt then silu_mul) against the
+// CPU's ops.
+TEST_F(LinearTest, AddRmsNormLinearSiluMatchesCpu) {
+  for (const auto& [m, inter, k] : {std::tuple{1, 12288, 4096}, {4, 768, 2048}, {8, 1000, 136},
+                                    {9, 1536, 520}, {64, 1024, 2048}}) {
+    SCOPED_TRACE(testing::Message() << "M " << m << " I " << inter << " K " << k);
+    std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
+                       norm_w = random_floats(k, 0.5f), w = random_floats(2 * inter * k, 0.05f);
+    DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
+    DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {2 * inter, k});
+    DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}),
+                 gate_up = poisoned({m, 2 * inter}), activated = poisoned({m, inter});
+    gpu_->add_rms_norm_linear_silu(
+        {add_gpu.tensor, res_gpu.tensor, res_out.tensor, norm_gpu.tensor, 1e-6f, normed.tensor},
+        w_gpu.tensor, gate_up.tensor, activated.tensor);
+    std::vector<float> res_out_cpu(m * k), normed_cpu(m * k), gate_up_cpu(m * 2 * inter),
+        activated_cpu(m * inter);
+    cpu_->add_rms_norm_linear_silu(
+        {host_view(branch, {m, k}), host_view(residual, {m, k}), host_view(res_out_cpu, {m, k}),
+         host_view(norm_w, {k}), 1e-6f, host_view(normed_cpu, {m, k})},
+        host_view(w, {2 * inter, k}), host_view(gate_up_cpu, {m, 2 * inter}),
+        host_view(activated_cpu, {m, inter}));
+    EXPECT_CLOSE(download(res_out.tensor), res_out_cpu, kElementwiseTol);
+    EXPECT_CLOSE(download(normed.tensor), normed_cpu, kElementwiseTol);
+    // SiLU-and-mul of products that carry the GEMM tolerance.
+    EXPECT_CLOSE(download(activated.tensor), activated_cpu, kGemmTol);
   }
 }
 

@@ -8,8 +8,9 @@
 // so kStages - 1 tiles per warp are always in flight with no CTA-wide barrier, and fetches the
 // block-table entry of the tile it loads next one tile early. S = Q K^T and O += P V run on
 // mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
-// online-softmax states in shared memory at the end. With one split the CTA writes the output;
-// otherwise it writes (max, sum, unnormalised O) and a combine kernel merges the splits. A head's
+// online-softmax states in shared memory at the end. Where one split covers the whole context the
+// CTA writes the output; otherwise it writes (max, sum, unnormalised O) and a combine kernel merges
+// the splits. A head's
 // sink logit joins the denominator where the output is written (once per head).
 #include <algorithm>
 #include <cfloat>
@@ -58,10 +59,6 @@ __device__ __forceinline__ int active_splits(int keys, int chunk) {
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
-
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
 
 // The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It joins
 // the denominator once: where the output is written, never per split.
@@ -157,7 +154,8 @@ __global__ void __launch_bounds__(kThreads)
   const int chunk = split_chunk(kv_len - first, gridDim.x);
   const bool mine =
       !args.split_by_q_len || args.cu_seqlens_q[seq + 1] - args.cu_seqlens_q[seq] == 1;
-  const bool active = mine && split < active_splits(kv_len - first, chunk);
+  const int n_active = active_splits(kv_len - first, chunk);
+  const bool active = mine && split < n_active;
   const int begin = first + split * chunk, end = min(kv_len, begin + chunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -274,11 +272,13 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
+  // A context that one split covers is written here; the combine pass skips it.
   const int n_splits = gridDim.x;
+  const bool single = n_active == 1;
   for (int idx = threadIdx.x; idx < group_size * kD; idx += kThreads) {
     const int g = idx / kD, d = idx % kD;
     const int head = kv_head * group_size + g;
-    const float sink = n_splits == 1 ? sink_log2(args, head) : -INFINITY;
+    const float sink = single ? sink_log2(args, head) : -INFINITY;
     float max_all = fmaxf(-FLT_MAX, sink);
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, slot_m[w * kMaxGroup + g]);
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kThreads)
       sum += slot_l[w * kMaxGroup + g] * weight;
       acc += slot_o[(w * kMaxGroup + g) * kD + d] * weight;
     }
-    if (n_splits == 1) {
+    if (single) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
           __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
     } else {
@@ -315,6 +315,7 @@ __global__ void __launch_bounds__(kD)
   const int kv_len = args.seq_lens_kv[seq];
   const int keys = args.sliding_window > 0 ? min(kv_len, args.sliding_window) : kv_len;
   const int n_active = active_splits(keys, split_chunk(keys, n_splits));
+  if (n_active == 1) return;  // the attention kernel wrote it
   const float sink = sink_log2(args, head);
   float max_all = fmaxf(-FLT_MAX, sink);
   for (int sp = 0; sp < n_active; ++sp) max_all = fmaxf(max_all, rows[sp * (kD + 2) + kD]);

@@ -92,6 +92,8 @@ class CudaBackend final : public Backend {
                        const Tensor& bias, const Tensor& out) override;
   void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
                            const Tensor& out) override;
+  void add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
+                                const Tensor& gate_up, const Tensor& activated) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
             RopeStyle style) override;
   void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
@@ -123,8 +125,8 @@ class CudaBackend final : public Backend {
  private:
 
   // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the
-  // activation in front fused in.
-  enum class GemvKind { kPlain, kNorm, kSiluMul };
+  // activation in front fused in, or the norm in front and the activation behind.
+  enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu };
   // For m <= kGemvMaxRows: whether `gemv` (a GEMV kind) beat `gemm` (the same work through
   // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
   // per shape and kind (linear.cpp).

@@ -15,9 +15,12 @@
 // The staged rows may be computed rather than copied (GemvInput): the residual add + RMSNorm
 // in front (gemv_norm.cu), or SiLU-and-mul of [gate | up] rows (gemv_silu.cu), so that one
 // kernel replaces two for decode-sized batches; every block computes them itself after the
-// wait, while its first weight loads are in flight.
-// Shared by gemv.cu, gemv_norm.cu and gemv_silu.cu, which instantiate it in three
-// translation units.
+// wait, while its first weight loads are in flight. What a block computes there delays its
+// weight stream, so work that is the same in every block is better done once: a gated MLP's
+// gate_up GEMV writes the activations itself (GemvOutput::kSiluPairs, gemv_norm_silu.cu; on
+// Qwen3-8B's down projection this took the SiLU prologue's 5 us off a 34 us kernel).
+// Shared by gemv.cu, gemv_norm.cu, gemv_silu.cu and gemv_norm_silu.cu, which instantiate it
+// in four translation units.
 #pragma once
 
 #include "backends/cuda/cuda_check.h"
@@ -40,10 +43,32 @@ enum class GemvInput {
   kSiluMul,  // silu(gate) * up of x = [gate | up] rows of 2 * K, computed into shared memory
 };
 
+// The prologues below read their inputs (written by the kernel before, so in L2) kBatch
+// vectors per thread at a time, all loads issued before the first is used: one L2 round trip
+// per batch rather than per vector, while the weight stream waits for them.
+constexpr int kPrologueBatch = 4;
+
+// For each of `count` vectors c (threadIdx.x, + kThreads, ...): load(c, values) then
+// use(c, values), kPrologueBatch loads in flight at a time.
+template <typename Values, typename Load, typename Use>
+__device__ __forceinline__ void batched(int count, const Load& load, const Use& use) {
+  for (int c0 = threadIdx.x; c0 < count; c0 += kPrologueBatch * kThreads) {
+    Values values[kPrologueBatch];
+#pragma unroll
+    for (int b = 0; b < kPrologueBatch; ++b)
+      if (c0 + b * kThreads < count) load(c0 + b * kThreads, values[b]);
+#pragma unroll
+    for (int b = 0; b < kPrologueBatch; ++b)
+      if (c0 + b * kThreads < count) use(c0 + b * kThreads, values[b]);
+  }
+}
+
 // Copies the kM rows of x into shared memory.
 template <int kM>
 __device__ __forceinline__ void stage_prologue(const bf16* x, int k, bf16* xs) {
-  for (int c = threadIdx.x; c < kM * (k / 8); c += kThreads) store8(xs + c * 8, load8(x + c * 8));
+  batched<Bf16x8>(
+      kM * (k / 8), [&](int c, Bf16x8& v) { v = load8(x + c * 8); },
+      [&](int c, const Bf16x8& v) { store8(xs + c * 8, v); });
   __syncthreads();
 }
 
@@ -52,14 +77,22 @@ __device__ __forceinline__ void stage_prologue(const bf16* x, int k, bf16* xs) {
 template <int kM>
 __device__ __forceinline__ void silu_mul_prologue(const bf16* gate_up, int k, bf16* xs,
                                                   bf16* activated) {
+  struct GateUp {
+    Bf16x8 gate, up;
+  };
   const int n_vec = k / 8;
   const bool writer = blockIdx.x == 0;
-  for (int c = threadIdx.x; c < kM * n_vec; c += kThreads) {
-    const bf16* gate = gate_up + (int64_t{c / n_vec} * 2 * n_vec + c % n_vec) * 8;
-    const Bf16x8 result = silu_mul8(load8(gate), load8(gate + k));
-    store8(xs + c * 8, result);
-    if (writer) store8(activated + c * 8, result);
-  }
+  batched<GateUp>(
+      kM * n_vec,
+      [&](int c, GateUp& v) {
+        const bf16* gate = gate_up + (int64_t{c / n_vec} * 2 * n_vec + c % n_vec) * 8;
+        v = {load8(gate), load8(gate + k)};
+      },
+      [&](int c, const GateUp& v) {
+        const Bf16x8 result = silu_mul8(v.gate, v.up);
+        store8(xs + c * 8, result);
+        if (writer) store8(activated + c * 8, result);
+      });
   __syncthreads();
 }
 
@@ -110,30 +143,48 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
   __syncthreads();
 }
 
+// What the kernel writes for output row r (r < n).
+enum class GemvOutput {
+  kRows,       // out[m][r] = w[r] . x[m] (+ bias[r])
+  kSiluPairs,  // out[m][r] = silu(w[r] . x[m]) * (w[n + r] . x[m]): the products of a
+               // [gate | up] weight of 2n rows, each rounded to bf16 (the separate path's
+               // gate_up), then silu_mul's arithmetic. One warp computes both products of a
+               // row, so SiLU runs once per element instead of in every block of the next GEMV.
+};
+
 // Unless kInput is kGlobal, every block first stages or computes x in shared memory.
 // activated: kSiluMul's copy of the computed rows (else unused).
-template <int kM, typename Out, GemvInput kInput>
+template <int kM, typename Out, GemvInput kInput, GemvOutput kOutput = GemvOutput::kRows>
 __global__ void __launch_bounds__(kThreads, 2)
     gemv_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                 const Out* __restrict__ bias, Out* __restrict__ out, int n, int k,
                 GemvNormArgs norm, bf16* activated) {
+  constexpr bool kPairs = kOutput == GemvOutput::kSiluPairs;
   extern __shared__ __align__(16) unsigned char gemv_shared[];
   const int lane = threadIdx.x % 32;
   const int n_warps = gridDim.x * kWarps;
   const int first_row = blockIdx.x * kWarps + threadIdx.x / 32;
   const int n_vec = k / 8;
-  const int steps_per_row = (n_vec + 32 * kChunk - 1) / (32 * kChunk);
+  // Steps over one weight row, and per output row (over both of a pair's weight rows).
+  const int steps_per_w_row = (n_vec + 32 * kChunk - 1) / (32 * kChunk);
+  const int steps_per_row = steps_per_w_row * (kPairs ? 2 : 1);
   const int my_rows = first_row < n ? (n - 1 - first_row) / n_warps + 1 : 0;
   const int n_steps = my_rows * steps_per_row;
 
+  // Step `step` of this warp: output row, and the vector offset within its weight row.
+  auto step_row = [&](int step) { return first_row + (step / steps_per_row) * n_warps; };
+  auto step_base = [&](int step) {
+    return (step % steps_per_row % steps_per_w_row) * 32 * kChunk + lane;
+  };
   auto load_step = [&](int step, Bf16x8(&buffer)[kChunk]) {
-    const int row = first_row + (step / steps_per_row) * n_warps;
-    const int base = (step % steps_per_row) * 32 * kChunk + lane;
-    const bf16* w_row = w + int64_t{row} * k;
+    int w_row = step_row(step);
+    if (kPairs && step % steps_per_row >= steps_per_w_row) w_row += n;  // the up row
+    const int base = step_base(step);
+    const bf16* w_row_ptr = w + int64_t{w_row} * k;
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
       const int c = base + u * 32;
-      if (c < n_vec) buffer[u] = load8_streaming(w_row + int64_t{c} * 8);
+      if (c < n_vec) buffer[u] = load8_streaming(w_row_ptr + int64_t{c} * 8);
     }
   };
 
@@ -149,9 +200,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   if constexpr (kInput != GemvInput::kGlobal) x = xs;
 
   float acc[kM] = {};
+  float gate[kM];  // kPairs: the row's first product, rounded to bf16
   for (int step = 0; step < n_steps; ++step) {
     if (step + 1 < n_steps) load_step(step + 1, next);
-    const int base = (step % steps_per_row) * 32 * kChunk + lane;
+    const int base = step_base(step);
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
       const int c = base + u * 32;
@@ -166,14 +218,25 @@ __global__ void __launch_bounds__(kThreads, 2)
         for (int e = 0; e < 8; ++e) acc[m] += wf[e] * xf[e];
       }
     }
-    if (step % steps_per_row == steps_per_row - 1) {
-      const int row = first_row + (step / steps_per_row) * n_warps;
+    const int in_row = step % steps_per_row;
+    if (kPairs && in_row == steps_per_w_row - 1) {  // the gate product is done
+#pragma unroll
+      for (int m = 0; m < kM; ++m) {
+        gate[m] = __bfloat162float(__float2bfloat16(warp_sum(acc[m])));
+        acc[m] = 0;
+      }
+    } else if (in_row == steps_per_row - 1) {
+      const int row = step_row(step);
 #pragma unroll
       for (int m = 0; m < kM; ++m) {
         float value = warp_sum(acc[m]);
         acc[m] = 0;
         if (lane == 0) {
-          if (bias != nullptr) value += static_cast<float>(bias[row]);
+          if constexpr (kPairs) {
+            value = silu_mul1(gate[m], __bfloat162float(__float2bfloat16(value)));
+          } else if (bias != nullptr) {
+            value += static_cast<float>(bias[row]);
+          }
           if constexpr (sizeof(Out) == 4) {
             out[int64_t{m} * n + row] = value;
           } else {
@@ -188,24 +251,26 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Blocks for one resident wave (launch.cuh's one_wave_blocks).
-template <int kM, typename Out, GemvInput kInput>
+template <int kM, typename Out, GemvInput kInput, GemvOutput kOutput>
 int64_t plan_blocks(int64_t n) {
   static const int64_t resident = resident_warps(
-      gemv_kernel<kM, Out, kInput>, kThreads,
+      gemv_kernel<kM, Out, kInput, kOutput>, kThreads,
       kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes);
   return one_wave_blocks(resident, n, kWarps);
 }
 
-// x: kNorm: null (norm has the inputs); kSiluMul: the [gate | up] rows of 2 * k.
-template <int kM, typename Out, GemvInput kInput>
+// x: kNorm: null (norm has the inputs); kSiluMul: the [gate | up] rows of 2 * k. n: output
+// rows (kSiluPairs: half of w's).
+template <int kM, typename Out, GemvInput kInput, GemvOutput kOutput = GemvOutput::kRows>
 void launch_gemv_typed(const void* x, const void* w, const void* bias, void* out, int64_t n,
                        int64_t k, const GemvNormArgs& norm, void* activated,
                        cudaStream_t stream) {
   const size_t shared_bytes = kInput == GemvInput::kGlobal ? 0 : kM * k * sizeof(bf16);
-  launch_pdl(gemv_kernel<kM, Out, kInput>, dim3(plan_blocks<kM, Out, kInput>(n)),
-             dim3(kThreads), shared_bytes, stream, static_cast<const bf16*>(x),
-             static_cast<const bf16*>(w), static_cast<const Out*>(bias), static_cast<Out*>(out),
-             static_cast<int>(n), static_cast<int>(k), norm, static_cast<bf16*>(activated));
+  launch_pdl(gemv_kernel<kM, Out, kInput, kOutput>,
+             dim3(plan_blocks<kM, Out, kInput, kOutput>(n)), dim3(kThreads), shared_bytes, stream,
+             static_cast<const bf16*>(x), static_cast<const bf16*>(w),
+             static_cast<const Out*>(bias), static_cast<Out*>(out), static_cast<int>(n),
+             static_cast<int>(k), norm, static_cast<bf16*>(activated));
 }
 
 // launch_gemv_typed<kM> for the m given at run time (1 to kGemvMaxRows): launch.template

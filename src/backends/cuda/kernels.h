@@ -124,6 +124,13 @@ struct GemvNormArgs {
 void launch_gemv_norm(const GemvNormArgs& norm, const void* w, const void* bias, void* out,
                       int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
+// activated [m, n] = silu_mul(gate_up) of gate_up = x @ w^T, with x as launch_gemv_norm
+// computes it and w = [gate | up] of 2n rows [2n, k]: the gate and up products rounded to bf16
+// as the separate ops round them, then silu_mul's arithmetic. gate_up itself is not written.
+// m * k * 2 <= kGemvStagedMaxBytes.
+void launch_gemv_norm_silu(const GemvNormArgs& norm, const void* w, void* activated, int64_t m,
+                           int64_t n, int64_t k, cudaStream_t stream);
+
 // launch_gemv (bf16 out) of x = silu(gate) * up, with gate_up = [gate | up] rows of 2 * k:
 // every block computes x into shared memory, rounded as launch_silu_mul rounds; block 0 also
 // writes it to activated [m, k] (which must not overlap gate_up).

@@ -3,7 +3,8 @@
 // shape is seen (outside stream capture, so graphs replay a decided path) and cached.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
-// kernel the fusion saves counts in the choice.
+// kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
+// norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops.
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -115,6 +116,36 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
                     m, k, norm.eps, stream_);
   };
   fused_or_linear(GemvKind::kNorm, fused, norm_kernel, norm.normed, weight, bias, out);
+}
+
+void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
+                                           const Tensor& gate_up, const Tensor& activated) {
+  check_out_of_place(norm);
+  check_silu_mul(gate_up, activated);
+  check_linear(norm.normed, weight, Tensor{}, gate_up);
+  const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
+  const auto separate = [&] {
+    add_rms_norm_linear(norm, weight, Tensor{}, gate_up);
+    launch_silu_mul(gate_up.data, activated.data, m, n / 2, stream_);
+  };
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes) {
+    const bool add = norm.add.defined();
+    check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
+                   add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
+    // Like add_rms_norm_linear's, the fused kernel reads only the inputs, so timing may
+    // repeat it; it leaves gate_up unwritten.
+    const auto fused = [&] {
+      const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data,
+                              norm.weight.data, add ? norm.residual_out.data : nullptr,
+                              norm.normed.data, norm.eps};
+      launch_gemv_norm_silu(args, weight.data, activated.data, m, n / 2, k, stream_);
+    };
+    if (prefer_gemv(GemvKind::kNormSilu, m, n, k, false, fused, separate)) {
+      fused();
+      return;
+    }
+  }
+  separate();
 }
 
 void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,

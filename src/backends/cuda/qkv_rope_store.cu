@@ -59,14 +59,42 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const bool in_range = item < args.n_tokens * heads_per_token;
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
   const bool is_q = head < args.n_heads, is_k = !is_q && head < args.n_heads + args.n_kv_heads;
-  // The norm weights are constants: read before waiting on the kernel that wrote qkv.
+  // Read before waiting on the kernel that wrote qkv, so that only qkv's load is left after
+  // the wait: the norm weights and the cos/sin table are constants, positions and slots are
+  // copied from the host before the step's kernels run (launch.cuh).
   const bf16* norm = static_cast<const bf16*>(is_q ? args.q_norm : is_k ? args.k_norm : nullptr);
   float norm_weight[kPerLane];
   if (in_range && norm != nullptr) load_f32<kPerLane>(norm + lane * kPerLane, norm_weight);
+  const int32_t slot = in_range ? args.slot_mapping[t] : -1;
+  // Element d's rotation: cos and sin of its pair, the partner it mixes with, and whether it
+  // is the pair's first (x cos - partner sin) or second (x cos + partner sin).
+  const int64_t half = args.rotary_dim / 2;
+  float cosine[kPerLane], sine[kPerLane];
+  int partner[kPerLane];
+  bool first[kPerLane];
+  if (in_range && (is_q || is_k)) {
+    const float* rope_row = args.cos_sin + int64_t{args.positions[t]} * args.rotary_dim;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) {
+      const int d = lane * kPerLane + e;
+      if (d >= args.rotary_dim) continue;
+      int pair;
+      if (args.neox) {
+        first[e] = d < half;
+        pair = first[e] ? d : d - half;
+        partner[e] = first[e] ? d + half : d - half;
+      } else {
+        first[e] = (d & 1) == 0;
+        pair = d / 2;
+        partner[e] = d ^ 1;
+      }
+      cosine[e] = rope_row[pair];
+      sine[e] = rope_row[half + pair];
+    }
+  }
   pdl_wait();
   pdl_launch_dependents();
   if (!in_range) return;
-  const int32_t slot = args.slot_mapping[t];
   if (!is_q && slot < 0) return;  // padding token: no cache write
 
   const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * kHeadDim;
@@ -96,28 +124,14 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) staged[warp][lane * kPerLane + e] = x[e];
   __syncwarp();
-  const int64_t half = args.rotary_dim / 2;
-  const float* rope_row = args.cos_sin + int64_t{args.positions[t]} * args.rotary_dim;
   float result[kPerLane];
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) {
-    const int d = lane * kPerLane + e;
     result[e] = x[e];
-    if (d < args.rotary_dim) {
-      int pair, partner;
-      bool first;
-      if (args.neox) {
-        first = d < half;
-        pair = first ? d : d - half;
-        partner = first ? d + half : d - half;
-      } else {
-        first = (d & 1) == 0;
-        pair = d / 2;
-        partner = d ^ 1;
-      }
-      const float cos = rope_row[pair], sin = rope_row[half + pair];
-      const float other = staged[warp][partner];
-      result[e] = first ? x[e] * cos - other * sin : x[e] * cos + other * sin;
+    if (lane * kPerLane + e < args.rotary_dim) {
+      const float other = staged[warp][partner[e]];
+      result[e] = first[e] ? x[e] * cosine[e] - other * sine[e]
+                           : x[e] * cosine[e] + other * sine[e];
     }
   }
   store_f32<kPerLane>(dst + lane * kPerLane, result);

@@ -28,18 +28,27 @@ __global__ void __launch_bounds__(kThreads)
   }
   pdl_wait();
   pdl_launch_dependents();
+  // Every load is issued before the first store (which the compiler may not move them past):
+  // one round trip for the row.
+  Bf16x8 x_bits[kVectors], residual_bits[kVectors];
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    const int64_t c = threadIdx.x + j * kThreads;
+    if (c >= n_vec) break;
+    x_bits[j] = load8(x + row * width + c * 8);
+    if constexpr (kAdd) residual_bits[j] = load8(residual + row * width + c * 8);
+  }
   float values[kVectors][8];
   float sum_squares[1] = {};
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     const int64_t c = threadIdx.x + j * kThreads;
     if (c >= n_vec) break;
-    const int64_t offset = row * width + c * 8;
     if constexpr (kAdd) {
-      store8(residual_out + offset, residual_add(load8(residual + offset), load8(x + offset),
-                                                 values[j]));
+      store8(residual_out + row * width + c * 8,
+             residual_add(residual_bits[j], x_bits[j], values[j]));
     } else {
-      to_f32(load8(x + offset), values[j]);
+      to_f32(x_bits[j], values[j]);
     }
 #pragma unroll
     for (int e = 0; e < 8; ++e) sum_squares[0] += values[j][e] * values[j][e];
