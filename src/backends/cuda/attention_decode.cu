@@ -10,10 +10,14 @@
 // mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
 // online-softmax states in shared memory at the end. Where one split covers the whole context the
 // CTA writes the output; otherwise it writes (max, sum, unnormalised O) and a combine kernel merges
-// the splits. A head's
-// sink logit joins the denominator where the output is written (once per head).
+// the splits, or, for one or two sequences (kClusterFromSplits), the splits of a context form a
+// thread-block cluster and merge through distributed shared memory, with no combine kernel. A
+// head's sink logit joins the denominator where the output is written (once per head).
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -140,7 +144,9 @@ __device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&
   }
 }
 
-template <int kD>
+// kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
+// through distributed shared memory instead of the combine kernel.
+template <int kD, bool kCluster>
 __global__ void __launch_bounds__(kThreads)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
   constexpr int kChunks = kD / 8, kRing = kStages<kD>;
@@ -220,7 +226,16 @@ __global__ void __launch_bounds__(kThreads)
   const int token = args.cu_seqlens_q[seq];
   pdl_wait();
   pdl_launch_dependents();
-  if (!active) return;
+  // Clustered splits of a context more than one split covers meet at two cluster barriers (every
+  // CTA, active or not: whether to meet is the same for the whole cluster).
+  const bool meet = kCluster && mine && n_active > 1;
+  if (!active) {
+    if (meet) {
+      cooperative_groups::this_cluster().sync();
+      cooperative_groups::this_cluster().sync();
+    }
+    return;
+  }
 
   // Q as the A operand, pre-split per k-step: row lane / 4 (a head of the group, zero past it),
   // dims 16 ks + 2 (lane % 4) + {0, 1} and + 8.
@@ -260,6 +275,11 @@ __global__ void __launch_bounds__(kThreads)
   float* slot_o = reinterpret_cast<float*>(smem);
   float* slot_m = slot_o + kWarps * kMaxGroup * kD;
   float* slot_l = slot_m + kWarps * kMaxGroup;
+  // kCluster: this CTA's merged state per head of the group, read by the cluster's merge.
+  float* cta_o = slot_l + kWarps * kMaxGroup;
+  float* cta_m = cta_o + kMaxGroup * kD;
+  float* cta_l = cta_m + kMaxGroup;
+  static_assert((kWarps + 1) * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD>);
   __syncthreads();  // every warp is done with its ring
   if (row < group_size) {
     float* o_row = slot_o + (warp * kMaxGroup + row) * kD + 2 * (lane % 4);
@@ -292,6 +312,12 @@ __global__ void __launch_bounds__(kThreads)
     if (single) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
           __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+    } else if (kCluster) {
+      cta_o[idx] = acc;
+      if (d == 0) {
+        cta_m[g] = max_all;
+        cta_l[g] = sum;
+      }
     } else {
       const int64_t out_row = (int64_t{seq} * args.n_heads + head) * n_splits + split;
       partial[out_row * (kD + 2) + d] = acc;
@@ -301,6 +327,31 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  if (!meet) return;
+  // The cluster's merge, the combine kernel's arithmetic over the active CTAs' shared memory,
+  // spread over their threads; the second barrier keeps every CTA's memory alive until it is
+  // read.
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  for (int idx = split * kThreads + threadIdx.x; idx < group_size * kD;
+       idx += n_active * kThreads) {
+    const int g = idx / kD;
+    const int head = kv_head * group_size + g;
+    const float sink = sink_log2(args, head);
+    float max_all = fmaxf(-FLT_MAX, sink);
+    for (int sp = 0; sp < n_active; ++sp)
+      max_all = fmaxf(max_all, cluster.map_shared_rank(cta_m, sp)[g]);
+    float sum = exp2f(sink - max_all), acc = 0;
+    for (int sp = 0; sp < n_active; ++sp) {
+      const float w = exp2f(cluster.map_shared_rank(cta_m, sp)[g] - max_all);
+      sum += cluster.map_shared_rank(cta_l, sp)[g] * w;
+      acc += cluster.map_shared_rank(cta_o, sp)[idx] * w;
+    }
+    static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
+        __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+  }
+  cluster.sync();
 }
 
 // Merges the splits of one (seq, head): one thread per output element.
@@ -331,19 +382,48 @@ __global__ void __launch_bounds__(kD)
       __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
 }
 
+// Batches that would split each context kClusterFromSplits ways or more (one or two sequences)
+// split it kClusterSplits ways instead, in one cluster, and merge there: the combine kernel's
+// serial pass over 17 to 66 splits per head was what cost. H100, batch 1, 128-token prompts:
+// Qwen3-30B-A3B 305.8 -> 311.2 tok/s, Qwen3-8B 183.1 -> 184.5, gpt-oss-20b 463.3 -> 457.7 (the
+// one loss); 4,096-token prompts: Qwen3-30B-A3B 252 -> 276, gpt-oss-20b 436 -> 440. Fewer
+// splits stay with the combine kernel, cheaper than a gang-scheduled cluster there (Qwen3-8B,
+// batch 4, 9 splits: 635.6 against 621.9 clustered; batch 8: 1,251 against 1,233). Clusters of
+// 16 (a non-portable size) measured no better at batch 1 except on long Qwen3-30B-A3B contexts.
+// HADRON_ATTN_CLUSTER=0 in the environment turns clusters off (to measure what they bring, or
+// to rule them out).
+constexpr int kClusterSplits = 8, kClusterFromSplits = 17;
+bool clusters_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("HADRON_ATTN_CLUSTER");
+    return env == nullptr || std::atoi(env) != 0;
+  }();
+  return enabled;
+}
+
 template <int kD>
 void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
   const int group = args.n_heads / args.n_kv_heads;
   if (group > kMaxGroup)
     fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {8});
-  const int n_splits = plan_n_splits(args, n_sms);
+  int n_splits = plan_n_splits(args, n_sms);
+  if (n_splits >= kClusterFromSplits && clusters_enabled()) {
+    n_splits = kClusterSplits;
+    const auto kernel = attention_decode_kernel<kD, true>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kSharedBytes<kD>)));
+    launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
+                         kSharedBytes<kD>, stream, n_splits, args, args.scale * kLog2e,
+                         workspace);
+    return;
+  }
   const dim3 grid(n_splits, args.n_kv_heads, args.n_seqs);
   // Per launch, not once: the attribute belongs to the current device.
-  CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<kD>,
+  CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<kD, false>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kSharedBytes<kD>)));
-  launch_pdl(attention_decode_kernel<kD>, grid, dim3(kThreads), kSharedBytes<kD>, stream, args,
-             args.scale * kLog2e, workspace);
+  launch_pdl(attention_decode_kernel<kD, false>, grid, dim3(kThreads), kSharedBytes<kD>, stream,
+             args, args.scale * kLog2e, workspace);
   if (n_splits > 1)
     launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
                args, workspace, n_splits);

@@ -37,21 +37,32 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 }
 
 // Launches kernel<<<grid, block, shared_bytes, stream>>>(args...) with programmatic stream
-// serialisation allowed, then checks the launch.
+// serialisation allowed, in thread-block clusters of cluster_x blocks along x when cluster_x > 1
+// (grid.x a multiple of it), then checks the launch.
 template <typename... Params, typename... Args>
-void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
-                cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+void launch_pdl_clustered(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                          cudaStream_t stream, unsigned cluster_x, Args&&... args) {
+  cudaLaunchAttribute attributes[2]{};
+  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+  attributes[1].id = cudaLaunchAttributeClusterDimension;
+  attributes[1].val.clusterDim.x = cluster_x;
+  attributes[1].val.clusterDim.y = 1;
+  attributes[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = cluster_x > 1 ? 2 : 1;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(std::forward<Args>(args))...));
+}
+
+template <typename... Params, typename... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                cudaStream_t stream, Args&&... args) {
+  launch_pdl_clustered(kernel, grid, block, shared_bytes, stream, 1, std::forward<Args>(args)...);
 }
 
 // Warps of `kernel` resident on the current device at once, launched in blocks of `threads`
