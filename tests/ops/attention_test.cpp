@@ -2,7 +2,7 @@
 // prefill / chunked prefill (tiled kernel), decode-only batches (split-KV kernel) and mixed
 // batches (both kernels: sequences of one query take the split-KV one): head_dim 64/128/256,
 // GQA ratios 1-8, lengths off the tile and block sizes, sliding windows, per-head sink logits
-// (gpt-oss; decode with one split and with a combine pass), batch 1 and 256.
+// (gpt-oss; decode with one split, a combine pass and a clustered merge), batch 1 and 256.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -159,7 +159,7 @@ TEST_F(AttentionTest, DecodeGroup3) {
 TEST_F(AttentionTest, DecodeGroup8SlidingWindow) {
   run_case({8, 1, 128, 16, {{1, 1000}, {1, 37}}, 100});
 }
-// Batch 1 splits the keys over many CTAs: the sink joins once, in the combine pass.
+// Batch 1 splits the keys over a cluster of CTAs: the sink joins once, in the cluster's merge.
 TEST_F(AttentionTest, DecodeGptOssShapeSinksSplit) {
   run_case({64, 8, 64, 16, {{1, 3000}}, 0, true});
 }
@@ -204,6 +204,11 @@ TEST_F(AttentionTest, MixedDecodesBesidePrefillChunksQwen3) {
 // chunks' rows alone) among chunks, with a window and sinks.
 TEST_F(AttentionTest, MixedFewDecodesSplitSinksSlidingWindow) {
   run_case({64, 8, 64, 16, {{1, 3000}, {200, 200}, {1, 40}, {65, 2065}}, 128, true});
+}
+// One decode row beside one chunk: few enough sequences for the clustered merge, whose CTAs
+// for the chunk's sequence must leave its rows to the prefill kernel.
+TEST_F(AttentionTest, MixedOneDecodeBesideChunkClustered) {
+  run_case({32, 8, 128, 16, {{1, 3000}, {200, 200}}});
 }
 // 256 sequences x 8 KV heads fill the GPU with one split: the sink joins in the decode CTA.
 TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowBatch256) {
