@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -63,6 +62,10 @@ __device__ __forceinline__ int active_splits(int keys, int chunk) {
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
 
 // The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It joins
 // the denominator once: where the output is written, never per split.
@@ -394,10 +397,7 @@ __global__ void __launch_bounds__(kD)
 // to rule them out).
 constexpr int kClusterSplits = 8, kClusterFromSplits = 17;
 bool clusters_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("HADRON_ATTN_CLUSTER");
-    return env == nullptr || std::atoi(env) != 0;
-  }();
+  static const bool enabled = env_switch_on("HADRON_ATTN_CLUSTER");
   return enabled;
 }
 

@@ -25,11 +25,13 @@ void fail_dispatch(const char* what, int value, std::initializer_list<int> suppo
   throw Error(fmt::format("unsupported {} {} (supported: {})", what, value, list));
 }
 
+bool env_switch_on(const char* name) {
+  const char* env = std::getenv(name);
+  return env == nullptr || std::string(env) != "0";
+}
+
 bool pdl_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("HADRON_PDL");
-    return env == nullptr || std::string(env) != "0";
-  }();
+  static const bool enabled = env_switch_on("HADRON_PDL");
   return enabled;
 }
 

@@ -16,6 +16,9 @@ namespace hadron::cuda {
 // Throws naming `what`, the value and the supported values.
 [[noreturn]] void fail_dispatch(const char* what, int value, std::initializer_list<int> supported);
 
+// Whether the environment leaves the switch `name` on: false only where it says name=0.
+bool env_switch_on(const char* name);
+
 // Whether kernels use programmatic dependent launch (launch.cuh): false when the environment
 // says HADRON_PDL=0 (read once).
 bool pdl_enabled();

@@ -59,6 +59,17 @@ const void* check_linear(const Tensor& x, const Tensor& weight, const Tensor& bi
   return bias.defined() ? bias.data : nullptr;
 }
 
+// Validates an AddRmsNorm (out of place, shapes and dtypes) and returns the fused GEMV's view
+// of it.
+GemvNormArgs checked_gemv_norm_args(const AddRmsNorm& norm) {
+  check_out_of_place(norm);
+  const bool add = norm.add.defined();
+  check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
+                 add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
+  return {add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
+          add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
+}
+
 }  // namespace
 
 void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -97,20 +108,16 @@ void CudaBackend::fused_or_linear(GemvKind kind, const Fused& fused, const First
 
 void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
                                       const Tensor& bias, const Tensor& out) {
-  check_out_of_place(norm);
-  const bool add = norm.add.defined();
-  check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
-                 add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
+  const GemvNormArgs args = checked_gemv_norm_args(norm);
   const void* bias_ptr = check_linear(norm.normed, weight, bias, out);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
   // Either path writes residual_out and normed from the inputs alone (out of place), so the
   // timing runs may repeat them.
   const auto fused = [&] {
-    const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
-                            add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
     launch_gemv_norm(args, weight.data, bias_ptr, out.data, m, n, k, stream_);
   };
   const auto norm_kernel = [&] {
+    const bool add = norm.add.defined();
     launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
                     add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data,
                     m, k, norm.eps, stream_);
@@ -120,7 +127,7 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
 
 void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
                                            const Tensor& gate_up, const Tensor& activated) {
-  check_out_of_place(norm);
+  const GemvNormArgs args = checked_gemv_norm_args(norm);
   check_silu_mul(gate_up, activated);
   check_linear(norm.normed, weight, Tensor{}, gate_up);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
@@ -129,15 +136,9 @@ void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor&
     launch_silu_mul(gate_up.data, activated.data, m, n / 2, stream_);
   };
   if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes) {
-    const bool add = norm.add.defined();
-    check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
-                   add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
     // Like add_rms_norm_linear's, the fused kernel reads only the inputs, so timing may
     // repeat it; it leaves gate_up unwritten.
     const auto fused = [&] {
-      const GemvNormArgs args{add ? norm.add.data : nullptr, norm.residual.data,
-                              norm.weight.data, add ? norm.residual_out.data : nullptr,
-                              norm.normed.data, norm.eps};
       launch_gemv_norm_silu(args, weight.data, activated.data, m, n / 2, k, stream_);
     };
     if (prefer_gemv(GemvKind::kNormSilu, m, n, k, false, fused, separate)) {
