@@ -48,7 +48,7 @@ constexpr size_t kSharedBytes = size_t{kWarps} * kStages<kD> * 2 * kTileBytes<kD
 constexpr int kCtasPerSm = 8 / kWarps;
 // A sliding window bounds every context to sliding_window keys, so no more splits than that
 // fills at kMinKeysPerSplit each: the rest would be empty CTAs (gpt-oss-20b's 128-key layers
-// at batch 1 had 2 active splits in a cluster of 8). H100, gpt-oss-20b batch 1: 458.6 -> 462.1
+// at batch 1 had 2 active splits in a cluster of 8). H100, gpt-oss-20b batch 1: 458.6 -> 462.0
 // tok/s with 128-token prompts, 441.1 -> 444.7 with 4,096; batch 8: 1,075.8 -> 1,071.4.
 int plan_n_splits(const AttentionArgs& args, int n_sms) {
   const int ctas = std::max(1, args.n_seqs * args.n_kv_heads);
