@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A/B of environment switches in one binary: `hadron bench latency` for every shape under
+# every variant, the variants interleaved round by round (so drift and a fresh binary's first
+# slow run fall on all of them), then a table of decode tok/s per shape and variant with the
+# median over rounds. One JSON line per run goes to $OUT/ab.jsonl (else ./ab.jsonl).
+#
+#   bench/run_ab.sh [--rounds N] [--bin HADRON] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
+#     SHAPE: CONFIG_DIR:BATCH[:INPUT_LEN]   (input length 128 unless given; output 128)
+#     e.g. bench/run_ab.sh -v old=HADRON_ATTN_CLUSTER=0 -v new= configs/Qwen__Qwen3-8B:1
+# The binary defaults to build-gpu/hadron, else build/hadron; its stderr goes to
+# $OUT/ab-<shape>-<variant>-<round>.log.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rounds=2
+hadron=
+names=()
+envs=()
+shapes=()
+while (($#)); do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --bin) hadron=$2; shift 2 ;;
+    -v) names+=("${2%%=*}"); envs+=("${2#*=}"); shift 2 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) shapes+=("$1"); shift ;;
+  esac
+done
+if ((${#names[@]} == 0 || ${#shapes[@]} == 0)); then
+  echo "run_ab.sh: give at least one -v NAME=ENV and one CONFIG_DIR:BATCH[:INPUT_LEN]" >&2
+  exit 2
+fi
+if [[ -z $hadron ]]; then
+  hadron=$root/build-gpu/hadron
+  [[ -x $hadron ]] || hadron=$root/build/hadron
+fi
+out=${OUT:-.}
+jsonl=$out/ab.jsonl
+: >"$jsonl"
+
+for round in $(seq 1 "$rounds"); do
+  for shape in "${shapes[@]}"; do
+    IFS=: read -r model batch input <<<"$shape"
+    for i in "${!names[@]}"; do
+      IFS=, read -r -a env_list <<<"${envs[$i]}"
+      label="$(basename "$model")-b$batch-in${input:-128}"
+      log=$out/ab-$label-${names[$i]}-$round.log
+      line=$(env "${env_list[@]}" "$hadron" bench latency --model "$model" --load-format dummy \
+        --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
+        2>"$log")
+      printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "result": %s}\n' \
+        "$label" "${names[$i]}" "${envs[$i]}" "$round" "${line:-null}" | tee -a "$jsonl"
+    done
+  done
+done
+
+python3 - "$jsonl" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    value = (row["result"] or {}).get("decode_tok_s")
+    runs.setdefault(row["shape"], {}).setdefault(row["variant"], []).append(value)
+for shape, variants in runs.items():
+    print(shape)
+    for name, values in variants.items():
+        ok = [v for v in values if v is not None]
+        shown = ", ".join("failed" if v is None else f"{v:.1f}" for v in values)
+        median = f"{statistics.median(ok):10.1f} tok/s" if ok else "    (no run finished)"
+        print(f"  {name:16s} median {median}   runs: {shown}")
+PY
