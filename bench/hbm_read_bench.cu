@@ -46,20 +46,26 @@ __global__ void warp_rows_kernel(const int4* __restrict__ p, int64_t n, int* sin
   int fold = 0;
   const int64_t n_warps = int64_t{gridDim.x} * blockDim.x / 32;
   const int64_t warp = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
-  const int64_t per_warp = n / n_warps;
+  const int64_t per_warp = (n + n_warps - 1) / n_warps;
   const int4* region = p + warp * per_warp;
-  for (int64_t i = threadIdx.x % 32; i + 32 * (kUnroll - 1) < per_warp; i += 32 * kUnroll) {
+  const int64_t left = n - warp * per_warp;
+  const int64_t count = left < 0 ? 0 : (left < per_warp ? left : per_warp);
+  int64_t i = threadIdx.x % 32;
+  for (; i + 32 * (kUnroll - 1) < count; i += 32 * kUnroll) {
     int4 v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(region + i + 32 * u);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) fold ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
+  for (; i < count; i += 32) fold ^= __ldcs(region + i).x;
   if (fold == 0x5eed) *sink = fold;
 }
 
 // Each block streams its contiguous region through a ring of kStages bulk copies of kChunk
 // bytes into shared memory (thread 0 issues them), and its threads read each stage once.
+// Regions are whole chunks: ring_bytes() of the buffer are read.
+int64_t ring_bytes(int blocks, int chunk) { return kBytes / blocks / chunk * chunk * blocks; }
 template <int kStages, int kChunk>
 __global__ void bulk_ring_kernel(const char* __restrict__ p, int64_t bytes, int* sink) {
   extern __shared__ __align__(128) unsigned char ring[];
@@ -91,8 +97,8 @@ __global__ void bulk_ring_kernel(const char* __restrict__ p, int64_t bytes, int*
   if (fold == 0x5eed) *sink = fold;
 }
 
-void report(const char* variant, double us) {
-  std::printf("%-44s %7.3f TB/s  (%.1f us)\n", variant, kBytes / (us * 1e-6) / 1e12, us);
+void report(const char* variant, double us, int64_t bytes = kBytes) {
+  std::printf("%-44s %7.3f TB/s  (%.1f us)\n", variant, bytes / (us * 1e-6) / 1e12, us);
 }
 
 void run() {
@@ -136,9 +142,12 @@ void run() {
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
     std::snprintf(name, sizeof(name), "bulk ring %d x %d KB, %d blocks/SM of 128", stages,
                   chunk / 1024, per_sm);
-    report(name, median_us(stream, 1, [&](int) {
-             kernel<<<n_sms * per_sm, 128, shared_bytes, stream>>>(buffer, kBytes, sink);
-           }));
+    report(name,
+           median_us(stream, 1,
+                     [&](int) {
+                       kernel<<<n_sms * per_sm, 128, shared_bytes, stream>>>(buffer, kBytes, sink);
+                     }),
+           ring_bytes(n_sms * per_sm, chunk));
   };
   ring(bulk_ring_kernel<4, 16384>, 4, 16384, 1);
   ring(bulk_ring_kernel<8, 16384>, 8, 16384, 1);
