@@ -10,9 +10,10 @@
 // mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
 // online-softmax states in shared memory at the end. Where one split covers the whole context the
 // CTA writes the output; otherwise it writes (max, sum, unnormalised O) and a combine kernel merges
-// the splits, or, for one or two sequences (kClusterFromSplits), the splits of a context form a
-// thread-block cluster and merge through distributed shared memory, with no combine kernel. A
-// head's sink logit joins the denominator where the output is written (once per head).
+// the splits, or, where plan_n_splits gives kClusterFromSplits or more (one or two sequences, no
+// short sliding window), the splits of a context form a thread-block cluster and merge through
+// distributed shared memory, with no combine kernel. A head's sink logit joins the denominator
+// where the output is written (once per head).
 #include <cooperative_groups.h>
 
 #include <algorithm>
