@@ -398,12 +398,12 @@ __global__ void __launch_bounds__(kD)
 // split it kClusterSplits ways instead, in one cluster, and merge there: the combine kernel's
 // serial pass over 17 to 66 splits per head was what cost. H100, batch 1, 128-token prompts:
 // Qwen3-30B-A3B 305.8 -> 311.2 tok/s, Qwen3-8B 183.1 -> 184.5, gpt-oss-20b 463.3 -> 457.7 (the
-// one loss); 4,096-token prompts: Qwen3-30B-A3B 252 -> 276, gpt-oss-20b 436 -> 440. Fewer
-// splits stay with the combine kernel, cheaper than a gang-scheduled cluster there (Qwen3-8B,
-// batch 4, 9 splits: 635.6 against 621.9 clustered; batch 8: 1,251 against 1,233). Clusters of
-// 16 (a non-portable size) measured no better at batch 1 except on long Qwen3-30B-A3B contexts.
-// HADRON_ATTN_CLUSTER=0 in the environment turns clusters off (to measure what they bring, or
-// to rule them out).
+// one loss, since taken back by plan_n_splits' window cap); 4,096-token prompts: Qwen3-30B-A3B
+// 252 -> 276, gpt-oss-20b 436 -> 440. Fewer splits stay with the combine kernel, cheaper than a
+// gang-scheduled cluster there (Qwen3-8B, batch 4, 9 splits: 635.6 against 621.9 clustered;
+// batch 8: 1,251 against 1,233). Clusters of 16 (a non-portable size) measured no better at
+// batch 1 except on long Qwen3-30B-A3B contexts. HADRON_ATTN_CLUSTER=0 in the environment turns
+// clusters off (to measure what they bring, or to rule them out).
 constexpr int kClusterSplits = 8, kClusterFromSplits = 17;
 bool clusters_enabled() {
   static const bool enabled = env_switch_on("HADRON_ATTN_CLUSTER");
@@ -416,24 +416,17 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
   if (group > kMaxGroup)
     fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {8});
   int n_splits = plan_n_splits(args, n_sms);
-  if (n_splits >= kClusterFromSplits && clusters_enabled()) {
-    n_splits = kClusterSplits;
-    const auto kernel = attention_decode_kernel<kD, true>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(kSharedBytes<kD>)));
-    launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
-                         kSharedBytes<kD>, stream, n_splits, args, args.scale * kLog2e,
-                         workspace);
-    return;
-  }
-  const dim3 grid(n_splits, args.n_kv_heads, args.n_seqs);
+  const bool cluster = n_splits >= kClusterFromSplits && clusters_enabled();
+  if (cluster) n_splits = kClusterSplits;
+  const auto kernel =
+      cluster ? attention_decode_kernel<kD, true> : attention_decode_kernel<kD, false>;
   // Per launch, not once: the attribute belongs to the current device.
-  CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<kD, false>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kSharedBytes<kD>)));
-  launch_pdl(attention_decode_kernel<kD, false>, grid, dim3(kThreads), kSharedBytes<kD>, stream,
-             args, args.scale * kLog2e, workspace);
-  if (n_splits > 1)
+  launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
+                       kSharedBytes<kD>, stream, cluster ? n_splits : 1, args,
+                       args.scale * kLog2e, workspace);
+  if (!cluster && n_splits > 1)  // a cluster merges its splits itself
     launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
                args, workspace, n_splits);
 }

@@ -132,8 +132,7 @@ void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor&
   check_linear(norm.normed, weight, Tensor{}, gate_up);
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
   const auto separate = [&] {
-    add_rms_norm_linear(norm, weight, Tensor{}, gate_up);
-    launch_silu_mul(gate_up.data, activated.data, m, n / 2, stream_);
+    Backend::add_rms_norm_linear_silu(norm, weight, gate_up, activated);
   };
   if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes) {
     // Like add_rms_norm_linear's, the fused kernel reads only the inputs, so timing may
