@@ -26,10 +26,10 @@ struct MoeRouteArgs {
 inline constexpr int kMoeMaxExperts = 1024;
 void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream);
 
-// The router's product and the routing in one kernel, for up to kMoeRouterMaxTokens tokens:
-// a warp per expert writes that expert's logits (into `logits`, which route.logits names too)
-// and the last block to finish routes every token. `done` is a zeroed counter that the kernel
-// leaves zeroed (one per stream: kernels on it run one after another).
+// The router's product and the routing in one kernel, for up to kMoeRouterMaxTokens tokens
+// (moe_route.cu): the logits are also written to `logits`, which route.logits names too.
+// `done` is a zeroed counter that the kernel for routers over 1 MB leaves zeroed (one per
+// stream: kernels on it run one after another).
 struct MoeRouterArgs {
   const void* x;       // bf16 [n_tokens, hidden]
   const void* router;  // bf16 [n_experts, hidden]

@@ -1,8 +1,16 @@
 // MoE routing: one warp per token. Scores and selection scores live in shared memory; group
 // masking and the top-k are warp arg-max rounds (ties go to the lower expert index, as the
 // CPU reference's stable sort). Launched as launch.cuh says (pdl_wait() first: the logits are
-// activations). For decode-sized batches the router's product runs in the same kernel: a warp
-// per expert writes that expert's logits, and the last block to finish routes every token.
+// activations). For decode-sized batches the router's product runs in the same kernel:
+//  - routers up to 1 MB: one cluster of 8 blocks, whose warps leave partial logits in block
+//    0's shared memory; block 0 routes every token after one cluster barrier;
+//  - larger ones (GLM-4.5, DeepSeek-V3): a warp per expert writes that expert's logits, and
+//    the last block to finish routes every token.
+// H100, batch-1 decode (bench/results/experiments-2026-11-27-s13.md): Qwen3-30B-A3B 311.2 ->
+// 321.2 tok/s, gpt-oss-20b 461.2 -> 477.9 (the top-k's reductions alone: 315.1 and 460.8).
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -27,17 +35,28 @@ __device__ __forceinline__ void warp_argmax(float& value, int& index) {
   }
 }
 
+// kFromL2: the logits were written by other blocks of this kernel (read past L1).
+template <bool kFromL2>
+__device__ __forceinline__ float load_logit(const float* p) {
+  if constexpr (kFromL2) return __ldcg(p);
+  return *p;
+}
+
+template <bool kFromL2>
 __device__ void compute_scores(const MoeRouteArgs& a, const float* logits, float* scores,
                                float* choice, int lane) {
   const int n = a.n_experts;
   if (a.sigmoid) {
-    for (int e = lane; e < n; e += 32) scores[e] = 1.0f / (1.0f + expf(-__ldcg(logits + e)));
+    for (int e = lane; e < n; e += 32)
+      scores[e] = 1.0f / (1.0f + expf(-load_logit<kFromL2>(logits + e)));
   } else {
     float max_logit = -FLT_MAX;
-    for (int e = lane; e < n; e += 32) max_logit = fmaxf(max_logit, __ldcg(logits + e));
+    for (int e = lane; e < n; e += 32)
+      max_logit = fmaxf(max_logit, load_logit<kFromL2>(logits + e));
     max_logit = warp_max(max_logit);
     float sum = 0;
-    for (int e = lane; e < n; e += 32) sum += (scores[e] = expf(__ldcg(logits + e) - max_logit));
+    for (int e = lane; e < n; e += 32)
+      sum += (scores[e] = expf(load_logit<kFromL2>(logits + e) - max_logit));
     sum = warp_sum(sum);
     for (int e = lane; e < n; e += 32) scores[e] /= sum;
   }
@@ -79,26 +98,49 @@ __device__ void mask_groups(const MoeRouteArgs& a, float* choice, int lane) {
   __syncwarp();
 }
 
-// Routes token t with one warp; scores: 2 * n_experts floats of shared memory. The logits are
-// read through L2 (another block of the fused router kernel may have written them).
-__device__ void route_token(const MoeRouteArgs& a, int64_t t, float* scores, int lane) {
+// A float's bits as an unsigned key in the float order (-0 as +0; NaN below -inf, as a NaN
+// choice never wins a comparison).
+__device__ __forceinline__ unsigned order_key(float value) {
+  if (!(value == value)) return 0;
+  const unsigned bits = __float_as_uint(value + 0.0f);
+  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+// Routes token t, whose logits row is `logits`, with one warp; scores: 2 * n_experts floats of
+// shared memory. The top-k picks the largest choice, ties to the lower expert index (the CPU
+// reference's stable sort): each lane keeps the best of its experts (e = lane mod 32), a
+// round takes the warp's largest key and then its smallest expert among that key's holders
+// (two warp reductions), and only the winning lane rescans its experts.
+template <bool kFromL2>
+__device__ void route_token(const MoeRouteArgs& a, int64_t t, const float* logits, float* scores,
+                            int lane) {
   float* choice = scores + a.n_experts;
-  compute_scores(a, a.logits + t * a.n_experts, scores, choice, lane);
+  compute_scores<kFromL2>(a, logits, scores, choice, lane);
   if (a.n_group > 1) mask_groups(a, choice, lane);
+  unsigned best_key = 0;
+  int best = 1 << 30;
+  const auto rescan = [&] {
+    best_key = 0, best = 1 << 30;
+    for (int e = lane; e < a.n_experts; e += 32) {
+      const unsigned key = order_key(choice[e]);
+      if (key > best_key || best == 1 << 30) best_key = key, best = e;
+    }
+  };
+  rescan();
   int my_id = 0;  // lane j < top_k keeps the j-th pick
-  float my_score = 0;
   for (int j = 0; j < a.top_k; ++j) {
-    float value = -INFINITY;
-    int index = 1 << 30;
-    for (int e = lane; e < a.n_experts; e += 32)
-      if (choice[e] > value || (choice[e] == value && e < index)) value = choice[e], index = e;
-    warp_argmax(value, index);
-    if (lane == j) my_id = index, my_score = scores[index];
-    __syncwarp();
-    if (lane == 0) choice[index] = -INFINITY;
-    __syncwarp();
+    const unsigned top_key = __reduce_max_sync(0xffffffffu, best_key);
+    const int index =
+        static_cast<int>(__reduce_min_sync(0xffffffffu, best_key == top_key ? best : 1 << 30));
+    if (lane == j) my_id = index;
+    if (lane == index % 32) {
+      choice[index] = -INFINITY;
+      rescan();
+    }
   }
-  float sum = warp_sum(lane < a.top_k ? my_score : 0.0f);
+  __syncwarp();
+  const float my_score = lane < a.top_k ? scores[my_id] : 0.0f;
+  float sum = warp_sum(my_score);
   if (a.sigmoid) sum += 1e-20f;
   if (lane < a.top_k) {
     a.topk_ids[t * a.top_k + lane] = my_id;
@@ -112,7 +154,8 @@ __global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) 
   pdl_wait();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t t = blockIdx.x * int64_t{kWarps} + warp;
-  if (t < a.n_tokens) route_token(a, t, shared + warp * 2 * a.n_experts, lane);
+  if (t < a.n_tokens)
+    route_token<false>(a, t, a.logits + t * a.n_experts, shared + warp * 2 * a.n_experts, lane);
 }
 
 // acc[m] += dot(w, x[m, c * 8 .. c * 8 + 7]) for the batch's tokens.
@@ -170,8 +213,83 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
   if (!is_last) return;
   __threadfence();  // every block's logits (read through L2 by route_token)
   for (int64_t t = warp; t < a.n_tokens; t += kWarps)
-    route_token(a, t, shared + warp * 2 * a.n_experts, lane);
+    route_token<true>(a, t, a.logits + t * a.n_experts, shared + warp * 2 * a.n_experts, lane);
   if (threadIdx.x == 0) *r.done = 0;
+}
+
+// The router for small routers (kClusterRouterMaxBytes): one cluster of kClusterBlocks blocks,
+// whose kClusterWarps warps split the router's rows (a row over several warps when there are
+// fewer experts than warps). Each warp leaves its partial logits in block 0's shared memory;
+// one cluster barrier later block 0 sums them in a fixed order and routes every token, a warp
+// each. Against moe_router_kernel this takes the counter's atomic and two memory fences, and
+// the logits' round trip through L2, off the path between the product and the experts.
+constexpr int kClusterBlocks = 8, kClusterBlockWarps = 16;
+constexpr int kClusterWarps = kClusterBlocks * kClusterBlockWarps;
+constexpr int64_t kClusterRouterMaxBytes = 1 << 20;
+
+// Warps per expert row, and block 0's shared floats: partials [tokens][experts][splits],
+// logits [tokens][experts], then 2 * n_experts per routing warp.
+__host__ __device__ int cluster_splits(int n_experts) { return max(1, kClusterWarps / n_experts); }
+size_t cluster_shared_bytes(int n_tokens, int n_experts) {
+  const int routing_warps = std::min(n_tokens, kClusterBlockWarps);
+  return sizeof(float) * n_experts *
+         (size_t{1} * n_tokens * (cluster_splits(n_experts) + 1) + 2 * routing_warps);
+}
+
+__global__ void __launch_bounds__(kClusterBlockWarps * 32)
+    moe_router_cluster_kernel(MoeRouterArgs r) {
+  extern __shared__ float shared[];
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const MoeRouteArgs& a = r.route;
+  const int n_experts = a.n_experts, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int n_tokens = static_cast<int>(a.n_tokens);
+  const int splits = cluster_splits(n_experts), per_pass = kClusterWarps / splits;
+  const int global_warp = static_cast<int>(blockIdx.x) * kClusterBlockWarps + warp;
+  const int slice = global_warp % splits, first_expert = global_warp / splits;
+  const int n_vec = static_cast<int>(r.hidden / 8);
+  const int begin = slice * n_vec / splits, end = (slice + 1) * n_vec / splits;
+  const auto* x = static_cast<const bf16*>(r.x);
+  const auto* router = static_cast<const bf16*>(r.router);
+  float* partials = cluster.map_shared_rank(shared, 0);  // block 0's
+  Bf16x8 ahead[kRouterAhead];  // the router is a weight: its first loads precede the wait
+  const bf16* w = router + int64_t{min(first_expert, n_experts - 1)} * r.hidden;
+#pragma unroll
+  for (int u = 0; u < kRouterAhead; ++u)
+    if (begin + lane + 32 * u < end) ahead[u] = load8_streaming(w + (begin + lane + 32 * u) * 8);
+  pdl_wait();
+  pdl_launch_dependents();
+  for (int e = first_expert; e < n_experts; e += per_pass) {
+    w = router + int64_t{e} * r.hidden;
+    float acc[kMoeRouterMaxTokens] = {};
+    int c = begin + lane;
+    if (e == first_expert) {
+#pragma unroll
+      for (int u = 0; u < kRouterAhead; ++u)
+        if (c + 32 * u < end) router_dot(ahead[u], x, r.hidden, n_tokens, c + 32 * u, acc);
+      c += 32 * kRouterAhead;
+    }
+    for (; c < end; c += 32) router_dot(load8_streaming(w + c * 8), x, r.hidden, n_tokens, c, acc);
+#pragma unroll
+    for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
+      if (m >= n_tokens) break;
+      const float sum = warp_sum(acc[m]);
+      if (lane == 0) partials[(m * n_experts + e) * splits + slice] = sum;
+    }
+  }
+  cluster.sync();  // every warp's partials are in block 0's shared memory
+  if (blockIdx.x != 0) return;
+  float* logits = shared + n_tokens * n_experts * splits;
+  for (int i = threadIdx.x; i < n_tokens * n_experts; i += blockDim.x) {
+    float logit = r.bias != nullptr ? r.bias[i % n_experts] : 0.0f;
+    float sum = 0;
+    for (int j = 0; j < splits; ++j) sum += shared[i * splits + j];
+    logits[i] = r.logits[i] = sum + logit;
+  }
+  __syncthreads();
+  float* scratch = logits + n_tokens * n_experts;
+  for (int t = warp; t < n_tokens; t += kClusterBlockWarps)
+    route_token<false>(a, t, logits + t * n_experts, scratch + warp * 2 * n_experts, lane);
 }
 
 size_t route_shared_bytes(int n_experts) { return size_t{kWarps} * 2 * n_experts * sizeof(float); }
@@ -198,6 +316,16 @@ void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream) {
 
 void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream) {
   if (args.route.n_tokens == 0) return;
+  const int n_experts = args.route.n_experts;
+  const size_t cluster_bytes =
+      cluster_shared_bytes(static_cast<int>(args.route.n_tokens), n_experts);
+  if (n_experts * args.hidden * int64_t{sizeof(bf16)} <= kClusterRouterMaxBytes &&
+      cluster_bytes <= 47 * 1024) {
+    launch_pdl_clustered(moe_router_cluster_kernel, dim3(kClusterBlocks),
+                         dim3(kClusterBlockWarps * 32), cluster_bytes, stream, kClusterBlocks,
+                         args);
+    return;
+  }
   launch_routing(moe_router_kernel, static_cast<unsigned>(ceil_div(args.route.n_experts, kWarps)),
                  args.route.n_experts, args, stream);
 }
