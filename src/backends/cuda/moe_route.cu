@@ -281,10 +281,10 @@ __global__ void __launch_bounds__(kClusterBlockWarps * 32)
   if (blockIdx.x != 0) return;
   float* logits = shared + n_tokens * n_experts * splits;
   for (int i = threadIdx.x; i < n_tokens * n_experts; i += blockDim.x) {
-    float logit = r.bias != nullptr ? r.bias[i % n_experts] : 0.0f;
+    const float bias = r.bias != nullptr ? r.bias[i % n_experts] : 0.0f;
     float sum = 0;
     for (int j = 0; j < splits; ++j) sum += shared[i * splits + j];
-    logits[i] = r.logits[i] = sum + logit;
+    logits[i] = r.logits[i] = sum + bias;
   }
   __syncthreads();
   float* scratch = logits + n_tokens * n_experts;
