@@ -23,6 +23,9 @@ namespace {
 
 constexpr int kWarps = 4;         // routing: one token per warp
 constexpr int kRouterAhead = 8;  // 16-byte router loads a lane issues before pdl_wait()
+// Static and dynamic shared memory share the 48 KB a block gets without opting in; the routing
+// kernels' static part is at most a flag, so 1 KB of headroom covers it.
+constexpr size_t kSharedWithoutOptIn = 47 * 1024;
 
 // Warp arg-max of (value, index): larger value, then smaller index.
 __device__ __forceinline__ void warp_argmax(float& value, int& index) {
@@ -174,6 +177,31 @@ __device__ __forceinline__ void router_dot(const Bf16x8& w, const bf16* x, int64
   }
 }
 
+// A warp's share of one router row: vectors [begin, end) of w. The router is a weight, so
+// each lane's first kRouterAhead loads may be issued before pdl_wait() (load_router_ahead);
+// router_slice_dot then uses them (with_ahead) and streams the rest, adding the products with
+// every token's x into acc.
+__device__ __forceinline__ void load_router_ahead(const bf16* w, int begin, int end, int lane,
+                                                  Bf16x8 (&ahead)[kRouterAhead]) {
+#pragma unroll
+  for (int u = 0; u < kRouterAhead; ++u)
+    if (begin + lane + 32 * u < end) ahead[u] = load8_streaming(w + (begin + lane + 32 * u) * 8);
+}
+__device__ __forceinline__ void router_slice_dot(const bf16* w, const bf16* x, int64_t hidden,
+                                                 int64_t n_tokens, int begin, int end, int lane,
+                                                 const Bf16x8 (&ahead)[kRouterAhead],
+                                                 bool with_ahead,
+                                                 float (&acc)[kMoeRouterMaxTokens]) {
+  int c = begin + lane;
+  if (with_ahead) {
+#pragma unroll
+    for (int u = 0; u < kRouterAhead; ++u)
+      if (c + 32 * u < end) router_dot(ahead[u], x, hidden, n_tokens, c + 32 * u, acc);
+    c += 32 * kRouterAhead;
+  }
+  for (; c < end; c += 32) router_dot(load8_streaming(w + c * 8), x, hidden, n_tokens, c, acc);
+}
+
 // Warp w of block b: expert e = b * kWarps + w's logit for every token. Then the last block
 // to finish (a counter in r.done, reset by that block) routes the tokens, a warp each.
 __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r) {
@@ -185,18 +213,12 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
   const int n_vec = static_cast<int>(r.hidden / 8);
   const auto* x = static_cast<const bf16*>(r.x);
   const bf16* w = static_cast<const bf16*>(r.router) + int64_t{min(e, a.n_experts - 1)} * r.hidden;
-  Bf16x8 ahead[kRouterAhead];  // the router is a weight: its first loads precede the wait
-#pragma unroll
-  for (int u = 0; u < kRouterAhead; ++u)
-    if (lane + 32 * u < n_vec) ahead[u] = load8_streaming(w + (lane + 32 * u) * 8);
+  Bf16x8 ahead[kRouterAhead];
+  load_router_ahead(w, 0, n_vec, lane, ahead);
   pdl_wait();
   pdl_launch_dependents();
   float acc[kMoeRouterMaxTokens] = {};
-#pragma unroll
-  for (int u = 0; u < kRouterAhead; ++u)
-    if (lane + 32 * u < n_vec) router_dot(ahead[u], x, r.hidden, a.n_tokens, lane + 32 * u, acc);
-  for (int c = lane + 32 * kRouterAhead; c < n_vec; c += 32)
-    router_dot(load8_streaming(w + c * 8), x, r.hidden, a.n_tokens, c, acc);
+  router_slice_dot(w, x, r.hidden, a.n_tokens, 0, n_vec, lane, ahead, true, acc);
 #pragma unroll
   for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
     if (m >= a.n_tokens) break;
@@ -252,24 +274,15 @@ __global__ void __launch_bounds__(kClusterBlockWarps * 32)
   const auto* x = static_cast<const bf16*>(r.x);
   const auto* router = static_cast<const bf16*>(r.router);
   float* partials = cluster.map_shared_rank(shared, 0);  // block 0's
-  Bf16x8 ahead[kRouterAhead];  // the router is a weight: its first loads precede the wait
-  const bf16* w = router + int64_t{min(first_expert, n_experts - 1)} * r.hidden;
-#pragma unroll
-  for (int u = 0; u < kRouterAhead; ++u)
-    if (begin + lane + 32 * u < end) ahead[u] = load8_streaming(w + (begin + lane + 32 * u) * 8);
+  Bf16x8 ahead[kRouterAhead];
+  load_router_ahead(router + int64_t{min(first_expert, n_experts - 1)} * r.hidden, begin, end, lane,
+                    ahead);
   pdl_wait();
   pdl_launch_dependents();
   for (int e = first_expert; e < n_experts; e += per_pass) {
-    w = router + int64_t{e} * r.hidden;
     float acc[kMoeRouterMaxTokens] = {};
-    int c = begin + lane;
-    if (e == first_expert) {
-#pragma unroll
-      for (int u = 0; u < kRouterAhead; ++u)
-        if (c + 32 * u < end) router_dot(ahead[u], x, r.hidden, n_tokens, c + 32 * u, acc);
-      c += 32 * kRouterAhead;
-    }
-    for (; c < end; c += 32) router_dot(load8_streaming(w + c * 8), x, r.hidden, n_tokens, c, acc);
+    router_slice_dot(router + int64_t{e} * r.hidden, x, r.hidden, n_tokens, begin, end, lane, ahead,
+                     e == first_expert, acc);
 #pragma unroll
     for (int m = 0; m < kMoeRouterMaxTokens; ++m) {
       if (m >= n_tokens) break;
@@ -298,9 +311,7 @@ template <typename Args>
 void launch_routing(void (*kernel)(Args), unsigned blocks, int n_experts, const Args& args,
                     cudaStream_t stream) {
   const size_t shared_bytes = route_shared_bytes(n_experts);
-  // Static and dynamic shared memory share the 48 KB a block gets without opting in; the
-  // router kernel's static part is a flag, so 1 KB of headroom covers it.
-  if (shared_bytes > 47 * 1024)
+  if (shared_bytes > kSharedWithoutOptIn)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared_bytes)));
   launch_pdl(kernel, blocks, kWarps * 32, shared_bytes, stream, args);
@@ -320,7 +331,7 @@ void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream) {
   const size_t cluster_bytes =
       cluster_shared_bytes(static_cast<int>(args.route.n_tokens), n_experts);
   if (n_experts * args.hidden * int64_t{sizeof(bf16)} <= kClusterRouterMaxBytes &&
-      cluster_bytes <= 47 * 1024) {
+      cluster_bytes <= kSharedWithoutOptIn) {
     launch_pdl_clustered(moe_router_cluster_kernel, dim3(kClusterBlocks),
                          dim3(kClusterBlockWarps * 32), cluster_bytes, stream, kClusterBlocks,
                          args);
