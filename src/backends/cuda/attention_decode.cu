@@ -4,8 +4,8 @@
 // Grid (split, kv_head, seq). A CTA serves all query heads of one KV head (the GQA group, rows of
 // an m16 tile; rows past the group are zero) for one chunk of the context, so each K/V row is read
 // once per group. Its kWarps warps take the chunk's 16-key tiles in turn (tile j to warp j %
-// kWarps); each warp streams its tiles through its own kStages-deep cp.async ring in shared memory,
-// so kStages - 1 tiles per warp are always in flight with no CTA-wide barrier, and fetches the
+// kWarps); each warp streams its tiles through its own kRing-deep cp.async ring in shared memory,
+// so kRing - 1 tiles per warp are always in flight with no CTA-wide barrier, and fetches the
 // block-table entry of the tile it loads next one tile early. S = Q K^T and O += P V run on
 // mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
 // online-softmax states in shared memory at the end. Where one split covers the whole context the
@@ -38,10 +38,18 @@ template <int kD>
 constexpr int kStages = kD == 64    ? 4
                         : kD == 128 ? 3
                                     : 2;
+// Launches with one split per context (many sequences: a CTA per (KV head, sequence), of few
+// tiles each) take a shallower ring at head_dim 128, 64 KB, so three CTAs fit an SM and one's
+// prologue or merge leaves two streaming; split launches keep kStages (the same depth
+// everywhere cost batch 1 0.2-0.8%). H100, Qwen3-8B, same binary: 128 sequences 15,611 ->
+// 15,699 tok/s, 64 sequences 8,943 -> 8,974, batch 1 unchanged; Qwen3-30B-A3B at 128
+// sequences 4,987 -> 4,974 (bench/results/experiments-2026-11-27-s14.md).
+template <int kD>
+constexpr int kOneSplitStages = kD == 128 ? 2 : kStages<kD>;
 template <int kD>
 constexpr int kTileBytes = kTileKeys * kD * 2;
-template <int kD>
-constexpr size_t kSharedBytes = size_t{kWarps} * kStages<kD> * 2 * kTileBytes<kD>;
+template <int kD, int kRing>
+constexpr size_t kSharedBytes = size_t{kWarps} * kRing * 2 * kTileBytes<kD>;
 
 // Splitting aims at kCtasPerSm CTAs per SM (8 warps: what the head_dim-128 rings of two 4-warp CTAs
 // fill). The number of splits depends only on the batch's shape (never on context lengths), so a
@@ -158,10 +166,10 @@ __device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&
 
 // kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
 // through distributed shared memory instead of the combine kernel.
-template <int kD, bool kCluster>
+template <int kD, int kRing, bool kCluster>
 __global__ void __launch_bounds__(kThreads)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
-  constexpr int kChunks = kD / 8, kRing = kStages<kD>;
+  constexpr int kChunks = kD / 8;
   extern __shared__ __align__(128) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int group_size = args.n_heads / args.n_kv_heads;
@@ -283,7 +291,7 @@ __global__ void __launch_bounds__(kThreads)
   st.l += __shfl_xor_sync(0xffffffffu, st.l, 2);
 
   // Merge the warps: [kWarps][kMaxGroup] rows of kD floats, maxima and sums, over the ring.
-  static_assert(kWarps * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD>);
+  static_assert(kWarps * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing>);
   float* slot_o = reinterpret_cast<float*>(smem);
   float* slot_m = slot_o + kWarps * kMaxGroup * kD;
   float* slot_l = slot_m + kWarps * kMaxGroup;
@@ -291,7 +299,7 @@ __global__ void __launch_bounds__(kThreads)
   float* cta_o = slot_l + kWarps * kMaxGroup;
   float* cta_m = cta_o + kMaxGroup * kD;
   float* cta_l = cta_m + kMaxGroup;
-  static_assert((kWarps + 1) * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD>);
+  static_assert((kWarps + 1) * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing>);
   __syncthreads();  // every warp is done with its ring
   if (row < group_size) {
     float* o_row = slot_o + (warp * kMaxGroup + row) * kD + 2 * (lane % 4);
@@ -418,14 +426,18 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
   int n_splits = plan_n_splits(args, n_sms);
   const bool cluster = n_splits >= kClusterFromSplits && clusters_enabled();
   if (cluster) n_splits = kClusterSplits;
-  const auto kernel =
-      cluster ? attention_decode_kernel<kD, true> : attention_decode_kernel<kD, false>;
+  const bool one_split = n_splits == 1;
+  const auto kernel = cluster     ? attention_decode_kernel<kD, kStages<kD>, true>
+                      : one_split ? attention_decode_kernel<kD, kOneSplitStages<kD>, false>
+                                  : attention_decode_kernel<kD, kStages<kD>, false>;
+  const size_t shared_bytes =
+      one_split ? kSharedBytes<kD, kOneSplitStages<kD>> : kSharedBytes<kD, kStages<kD>>;
   // Per launch, not once: the attribute belongs to the current device.
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSharedBytes<kD>)));
+                                  static_cast<int>(shared_bytes)));
   launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
-                       kSharedBytes<kD>, stream, cluster ? n_splits : 1, args,
-                       args.scale * kLog2e, workspace);
+                       shared_bytes, stream, cluster ? n_splits : 1, args, args.scale * kLog2e,
+                       workspace);
   if (!cluster && n_splits > 1)  // a cluster merges its splits itself
     launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
                args, workspace, n_splits);
