@@ -418,6 +418,19 @@ bool clusters_enabled() {
   return enabled;
 }
 
+// The decode kernel over n_splits splits with a kRing-deep ring (clustered: the splits of a
+// context form one cluster).
+template <int kD, int kRing, bool kCluster>
+void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cudaStream_t stream) {
+  const auto kernel = attention_decode_kernel<kD, kRing, kCluster>;
+  // Per launch, not once: the attribute belongs to the current device.
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSharedBytes<kD, kRing>)));
+  launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
+                       kSharedBytes<kD, kRing>, stream, kCluster ? n_splits : 1, args,
+                       args.scale * kLog2e, workspace);
+}
+
 template <int kD>
 void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
   const int group = args.n_heads / args.n_kv_heads;
@@ -425,19 +438,14 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
     fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {8});
   int n_splits = plan_n_splits(args, n_sms);
   const bool cluster = n_splits >= kClusterFromSplits && clusters_enabled();
-  if (cluster) n_splits = kClusterSplits;
-  const bool one_split = n_splits == 1;
-  const auto kernel = cluster     ? attention_decode_kernel<kD, kStages<kD>, true>
-                      : one_split ? attention_decode_kernel<kD, kOneSplitStages<kD>, false>
-                                  : attention_decode_kernel<kD, kStages<kD>, false>;
-  const size_t shared_bytes =
-      one_split ? kSharedBytes<kD, kOneSplitStages<kD>> : kSharedBytes<kD, kStages<kD>>;
-  // Per launch, not once: the attribute belongs to the current device.
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(shared_bytes)));
-  launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
-                       shared_bytes, stream, cluster ? n_splits : 1, args, args.scale * kLog2e,
-                       workspace);
+  if (cluster) {
+    n_splits = kClusterSplits;
+    launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
+  } else if (n_splits == 1) {
+    launch_decode<kD, kOneSplitStages<kD>, false>(args, workspace, n_splits, stream);
+  } else {
+    launch_decode<kD, kStages<kD>, false>(args, workspace, n_splits, stream);
+  }
   if (!cluster && n_splits > 1)  // a cluster merges its splits itself
     launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
                args, workspace, n_splits);
