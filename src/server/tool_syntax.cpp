@@ -19,6 +19,12 @@ std::optional<ordered_json> parse_json(std::string_view text) {
   return value;
 }
 
+// A call's arguments as JSON text. Keys and loose values are the model's own bytes, which need
+// not be valid UTF-8; those bytes become U+FFFD rather than an exception mid-stream.
+std::string arguments_text(const ordered_json& arguments) {
+  return arguments.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
 // A parameter written as text: JSON when it parses as JSON, else the string itself.
 ordered_json loose_value(std::string_view text) {
   std::optional<ordered_json> value = parse_json(text);
@@ -41,7 +47,7 @@ std::optional<ToolCall> call_from_object(const ordered_json& object) {
     break;
   }
   if (!arguments.is_object()) return std::nullopt;
-  return ToolCall{object["name"].get<std::string>(), arguments.dump()};
+  return ToolCall{object["name"].get<std::string>(), arguments_text(arguments)};
 }
 
 // <tool_call>{"name": ..., "arguments": {...}}</tool_call>
@@ -90,7 +96,7 @@ std::optional<std::vector<ToolCall>> parse_qwen3_coder(std::string_view body) {
         loose_value(strip_newline(param->substr(key_end + 1)));
   }
   if (name.empty() || !trim(body.substr(pos)).empty()) return std::nullopt;
-  return std::vector<ToolCall>{{std::string(name), arguments.dump()}};
+  return std::vector<ToolCall>{{std::string(name), arguments_text(arguments)}};
 }
 
 // <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
@@ -107,7 +113,7 @@ std::optional<std::vector<ToolCall>> parse_glm45(std::string_view body) {
     arguments[std::string(trim(*key))] = loose_value(*value);
     if (trim(body.substr(pos)).empty()) break;
   }
-  return std::vector<ToolCall>{{std::string(name), arguments.dump()}};
+  return std::vector<ToolCall>{{std::string(name), arguments_text(arguments)}};
 }
 
 // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜> (V3) or
@@ -132,7 +138,7 @@ std::optional<std::vector<ToolCall>> parse_deepseek_v3(std::string_view body) {
     }
     std::optional<ordered_json> arguments = parse_json(trim(args));
     if (name.empty() || !arguments || !arguments->is_object()) return std::nullopt;
-    calls.push_back({std::string(name), arguments->dump()});
+    calls.push_back({std::string(name), arguments_text(*arguments)});
   }
   if (calls.empty() || !trim(body.substr(pos)).empty()) return std::nullopt;
   return calls;

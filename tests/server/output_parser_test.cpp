@@ -72,6 +72,13 @@ std::vector<Case> cases() {
        "<think>hmm</think>ok<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing"
        "</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
        "hmm", "ok", {{"get_weather", R"({"city":"Beijing","days":3})"}}},
+      // Model bytes that are not UTF-8 (a key, a loose value) become U+FFFD in the arguments.
+      {"glm45-invalid-utf8", {ToolFormat::kGlm45, false},
+       "<tool_call>f<arg_key>k\xff</arg_key><arg_value>a\xc3</arg_value></tool_call>", "", "",
+       {{"f", "{\"k\xef\xbf\xbd\":\"a\xef\xbf\xbd\"}"}}},
+      {"qwen3-coder-invalid-utf8", {ToolFormat::kQwen3Coder, false},
+       "<tool_call>\n<function=f>\n<parameter=q>\n\x80x\n</parameter>\n</function>\n</tool_call>",
+       "", "", {{"f", "{\"q\":\"\xef\xbf\xbdx\"}"}}},
       {"deepseek-v3", {ToolFormat::kDeepSeekV3, false},
        "Calling.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
        "```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
