@@ -1,8 +1,11 @@
 // hadron serve: the OpenAI- and Anthropic-compatible HTTP server.
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -84,6 +87,34 @@ int wait_for_signal() {
   return signal;
 }
 
+const char* signal_name(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+// Waits for SIGTERM or SIGINT on a thread of its own from construction. One that arrives while
+// `loading` is set ends the process at once (nothing is served yet, and a load can take
+// minutes); after that, wait() returns it for draining.
+class SignalWatch {
+ public:
+  SignalWatch() : state_(std::make_shared<State>()) {
+    std::thread([state = state_] {
+      const int signal = wait_for_signal();
+      if (state->loading) {
+        std::fprintf(stderr, "serve: %s while loading the model; exiting\n", signal_name(signal));
+        std::_Exit(128 + signal);
+      }
+      state->received.set_value(signal);
+    }).detach();  // the process may end (a failed load) while it waits
+  }
+  void loaded() { state_->loading = false; }
+  int wait() { return state_->received.get_future().get(); }
+
+ private:
+  struct State {
+    std::atomic<bool> loading = true;
+    std::promise<int> received;
+  };
+  std::shared_ptr<State> state_;
+};
+
 void drain(server::ServerContext& context, AsyncEngine& engine, double timeout_s) {
   context.draining = true;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -108,6 +139,7 @@ void run_serve(ServeArgs& args) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  SignalWatch signal_watch;
 
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_if_any(options.model_path);
   server::ServerContext context;
@@ -128,10 +160,11 @@ void run_serve(ServeArgs& args) {
   Engine engine(*model, detokenizer.get(), defaults.eos_token_ids);
   AsyncEngine async_engine(engine, {args.max_queued_requests});
   context.engine = &async_engine;
+  signal_watch.loaded();
   std::fprintf(stderr, "serve: ready\n");
 
-  const int signal = wait_for_signal();
-  std::fprintf(stderr, "serve: %s, draining\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  const int signal = signal_watch.wait();
+  std::fprintf(stderr, "serve: %s, draining\n", signal_name(signal));
   drain(context, async_engine, args.drain_timeout);
   http.stop();
   context.engine = nullptr;

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "core/error.h"
@@ -120,7 +121,15 @@ void HttpServer::start() {
   }
   // httplib listens with a backlog of 5; many clients connecting at once need more.
   if (listen_fd >= 0) ::listen(listen_fd, options_.listen_backlog);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    listener_returned_ = true;
+  });
+  // Until httplib's listener runs, Server::stop() does nothing: a stop() before then (the model
+  // failing to load right after start()) would leave the listener in accept() and stop()'s join
+  // waiting for it forever.
+  while (!server_->is_running() && !listener_returned_)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void HttpServer::stop() {

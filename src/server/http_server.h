@@ -2,6 +2,7 @@
 // on one thread per connection; the engine runs on its own loop thread (AsyncEngine).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,7 +27,8 @@ class HttpServer {
   HttpServer(ServerContext& context, HttpOptions options);
   ~HttpServer();
 
-  // Binds and starts serving on a background thread; InputError when the address is taken.
+  // Binds and starts serving on a background thread, returning once it accepts connections;
+  // InputError when the address is taken.
   void start();
   int port() const { return port_; }
   // Stops accepting connections and waits for the open ones to finish.
@@ -39,6 +41,7 @@ class HttpServer {
   HttpOptions options_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::atomic<bool> listener_returned_ = false;  // httplib's listen loop has ended
   int port_ = 0;
 };
 

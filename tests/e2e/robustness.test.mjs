@@ -1,8 +1,14 @@
 // Bad input never hurts the server: each case gets the right 4xx in OpenAI's error shape and a
-// normal request still succeeds after it. Plus a full queue (429) and SIGTERM draining.
+// normal request still succeeds after it. Plus a full queue (429), SIGTERM draining, and a
+// model that cannot load (missing, or failing after the server listens) or is interrupted while
+// loading: the process ends with the error instead of hanging.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, post } from './server.mjs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HADRON, startServer, post } from './server.mjs';
 
 const ok = { prompt: 'And God said', max_tokens: 4, temperature: 0 };
 const chat = (messages, extra = {}) => ({ messages, max_tokens: 4, ...extra });
@@ -86,4 +92,47 @@ test('a full queue answers 429; SIGTERM drains running requests and exits 0', as
     assert.equal(r.json.usage.completion_tokens, 200, 'in-flight requests finish');
   }
   assert.equal((await stopped).code, 0);
+});
+
+const serveArgs = ['serve', '--port', '0', '--device', 'cpu', '--host', '127.0.0.1'];
+// Killed with SIGKILL after 60 s: a hang shows as signal SIGKILL, not as a stuck test.
+const serveSync = (args) =>
+  spawnSync(HADRON, [...serveArgs, ...args], { encoding: 'utf8', timeout: 60000, killSignal: 'SIGKILL' });
+
+test('a model that cannot load ends the server with the error', () => {
+  const missing = serveSync(['--model', '/nonexistent/model']);
+  assert.equal(missing.signal, null, 'exited by itself');
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /--model \/nonexistent\/model: no such folder/);
+
+  // config.json but no weights: the failure comes after the server has started listening.
+  const dir = mkdtempSync(join(tmpdir(), 'hadron-e2e-'));
+  try {
+    copyFileSync(new URL('../../models/default/config.json', import.meta.url), join(dir, 'config.json'));
+    const noWeights = serveSync(['--model', dir]);
+    assert.equal(noWeights.signal, null, `exited by itself:\n${noWeights.stderr}`);
+    assert.notEqual(noWeights.status, 0);
+    assert.match(noWeights.stderr, /listening on/);
+    assert.match(noWeights.stderr, /no \.safetensors files/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const bigConfig = new URL('../../../shared/data/configs/Qwen__Qwen3-0.6B', import.meta.url).pathname;
+test('SIGTERM while the model loads ends the process at once', { skip: !existsSync(bigConfig) && 'no shared configs' }, async () => {
+  // Qwen3-0.6B with dummy weights: 1.2 GB generated with a progress line per quarter.
+  const child = spawn(HADRON, [...serveArgs, '--model', bigConfig, '--load-format', 'dummy'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  await new Promise((resolve) => child.stderr.on('data', (chunk) => {
+    log += chunk;
+    if (/loading weights: 25%/.test(log)) resolve();
+  }));
+  child.kill('SIGTERM');
+  const { code, signal } = await exited;
+  assert.equal(signal, null, log);
+  assert.equal(code, 128 + 15);
+  assert.match(log, /SIGTERM while loading the model; exiting/);
+  assert.doesNotMatch(log, /serve: ready/);
 });
