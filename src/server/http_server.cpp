@@ -106,8 +106,12 @@ void HttpServer::add_routes() {
 
 void HttpServer::start() {
   int listen_fd = -1;
+  // SO_REUSEADDR only (a restart may bind while old connections sit in TIME_WAIT): httplib's
+  // defaults add SO_REUSEPORT, with which a second server binds a port already served and the
+  // kernel splits the connections between the two.
   server_->set_socket_options([&listen_fd](int fd) {
-    httplib::default_socket_options(fd);
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_fd = fd;
   });
   if (options_.port == 0) {

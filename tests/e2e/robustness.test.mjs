@@ -119,6 +119,21 @@ test('a model that cannot load ends the server with the error', () => {
   }
 });
 
+test('a second server on a port already served fails to start', async () => {
+  const server = await startServer();
+  try {
+    const port = new URL(server.url).port;
+    const second = spawnSync(HADRON, ['serve', '--port', port, '--device', 'cpu', '--host', '127.0.0.1'],
+      { encoding: 'utf8', timeout: 60000, killSignal: 'SIGKILL' });
+    assert.equal(second.signal, null, `exited by itself:\n${second.stderr}`);
+    assert.equal(second.status, 2);
+    assert.match(second.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`));
+    assert.equal((await post(server.url, '/v1/completions', ok)).status, 200);
+  } finally {
+    assert.equal((await server.stop()).code, 0);
+  }
+});
+
 const bigConfig = new URL('../../../shared/data/configs/Qwen__Qwen3-0.6B', import.meta.url).pathname;
 test('SIGTERM while the model loads ends the process at once', { skip: !existsSync(bigConfig) && 'no shared configs' }, async () => {
   // Qwen3-0.6B with dummy weights: 1.2 GB generated with a progress line per quarter.
