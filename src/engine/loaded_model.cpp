@@ -98,6 +98,12 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
                                  : kDefaultMaxModelLen;
   loaded->max_model_len_ =
       options.max_model_len > 0 ? options.max_model_len : std::min(config_len, kDefaultMaxModelLen);
+  if (config.max_position_embeddings > 0 && loaded->max_model_len_ > config_len)
+    std::fprintf(stderr,
+                 "warning: a context of %lld tokens is longer than the model's "
+                 "max_position_embeddings (%lld); positions past it were never trained\n",
+                 static_cast<long long>(loaded->max_model_len_),
+                 static_cast<long long>(config_len));
   loaded->model_->prepare(loaded->max_model_len_);
   const int64_t blocks_per_seq =
       (loaded->max_model_len_ + options.block_size - 1) / options.block_size;
