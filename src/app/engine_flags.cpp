@@ -50,7 +50,7 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
 void finish_engine_options(EngineOptions& options, const std::string& load_format) {
   std::error_code error;
   if (!std::filesystem::exists(options.model_path, error))
-    input_error("--model {}: no such folder (a model folder holds config.json and the weights)",
+    input_error("--model {}: no such file or folder (a model folder holds config.json and weights)",
                 options.model_path);
   options.dummy_weights = load_format == "dummy";
   if (options.max_num_seqs < 1) input_error("--max-num-seqs must be at least 1");

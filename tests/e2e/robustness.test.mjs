@@ -103,7 +103,7 @@ test('a model that cannot load ends the server with the error', () => {
   const missing = serveSync(['--model', '/nonexistent/model']);
   assert.equal(missing.signal, null, 'exited by itself');
   assert.equal(missing.status, 2);
-  assert.match(missing.stderr, /--model \/nonexistent\/model: no such folder/);
+  assert.match(missing.stderr, /--model \/nonexistent\/model: no such file or folder/);
 
   // config.json but no weights: the failure comes after the server has started listening.
   const dir = mkdtempSync(join(tmpdir(), 'hadron-e2e-'));
