@@ -42,12 +42,18 @@ void check_api_key(const ServerContext& context, const httplib::Request& request
                  "invalid_api_key");
 }
 
-// Runs a handler with the errors every endpoint shares turned into responses.
-httplib::Server::Handler guarded(ServerContext& context, Handler handler, bool authenticated) {
-  return [&context, handler, authenticated](const httplib::Request& request,
-                                            httplib::Response& response) {
+// Runs a handler with the errors every endpoint shares turned into responses. model_api: the
+// route needs the API key and the loaded model; while the model loads it answers 503 (what the
+// server knows of the model, such as its vocabulary and context sizes, is set when the load
+// ends).
+httplib::Server::Handler guarded(ServerContext& context, Handler handler, bool model_api) {
+  return [&context, handler, model_api](const httplib::Request& request,
+                                        httplib::Response& response) {
     try {
-      if (authenticated) check_api_key(context, request);
+      if (model_api) {
+        check_api_key(context, request);
+        if (context.engine.load() == nullptr) throw ApiError(503, "the model is still loading");
+      }
       handler(context, request, response);
     } catch (const ApiError& e) {
       write_error(request, response, e);

@@ -151,3 +151,29 @@ test('SIGTERM while the model loads ends the process at once', { skip: !existsSy
   assert.match(log, /SIGTERM while loading the model; exiting/);
   assert.doesNotMatch(log, /serve: ready/);
 });
+
+test('while the model loads, the model API answers 503 "still loading"', { skip: !existsSync(bigConfig) && 'no shared configs' }, async () => {
+  const child = spawn(HADRON, [...serveArgs, '--model', bigConfig, '--load-format', 'dummy'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise((resolve) => child.stderr.on('data', (chunk) => {
+    log += chunk;
+    const m = log.match(/listening on (http:\/\/[^ ]+) /);
+    if (m) resolve(m[1]);
+  }));
+  let checked = 0;
+  try {
+    for (const [path, body] of [['/v1/completions', { prompt: [1, 2, 3], max_tokens: 3 }], ['/v1/models', null],
+                                ['/tokenize', { prompt: 'hi' }], ['/detokenize', { tokens: [1, 2] }]]) {
+      const r = body ? await post(url, path, body) : await fetch(`${url}${path}`).then(async (x) => ({ status: x.status, text: await x.text() }));
+      if (/serve: ready/.test(log)) break;  // the load ended first: nothing left to check
+      assert.equal(r.status, 503, `${path} while loading: ${r.text}`);
+      assert.match(r.text, /the model is still loading/);
+      checked += 1;
+    }
+    assert.ok(checked > 0, 'at least the first request came while the model loaded');
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
