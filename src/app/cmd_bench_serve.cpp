@@ -77,6 +77,8 @@ class SseTimer {
     }
     return true;
   }
+  // What was received but is not an event yet: a non-streamed (error) body.
+  const std::string& unparsed() const { return buffer_; }
 
  private:
   Clock::time_point start_, last_;
@@ -100,8 +102,14 @@ RequestResult send_one(httplib::Client& client, const std::string& body) {
   result.e2e = std::chrono::duration<double>(Clock::now() - start).count();
   if (!response) {
     result.error = httplib::to_string(response.error());
-  } else if (response->status != 200) {
-    result.error = fmt::format("HTTP {}", response->status);
+  } else if (response->status != 200) {  // the server's message where its body has one
+    const Json body = Json::parse(timer.unparsed(), nullptr, false);
+    const bool has_message = body.is_object() && body.contains("error") &&
+                             body["error"].is_object() && body["error"].contains("message") &&
+                             body["error"]["message"].is_string();
+    result.error = has_message ? fmt::format("HTTP {}: {}", response->status,
+                                             body["error"]["message"].get<std::string>())
+                               : fmt::format("HTTP {}", response->status);
   }
   result.ok = result.error.empty() && result.output_tokens > 0;
   if (result.error.empty() && !result.ok) result.error = "no usage in the stream";
@@ -197,6 +205,8 @@ void report(const ServeBenchArgs& args, const std::vector<RequestResult>& result
     std::printf("%-8s mean %9.2f  p50 %9.2f  p90 %9.2f  p99 %9.2f\n", name,
                 out[name]["mean"].get<double>(), out[name]["p50"].get<double>(),
                 out[name]["p90"].get<double>(), out[name]["p99"].get<double>());
+  if (out.contains("first_error"))
+    std::printf("first error: %s\n", out["first_error"].get<std::string>().c_str());
 }
 
 void run_bench_serve(const ServeBenchArgs& args) {

@@ -177,3 +177,24 @@ test('while the model loads, the model API answers 503 "still loading"', { skip:
     await exited;
   }
 });
+
+test('bench serve reports completed runs, and the server\'s message for failed ones', async () => {
+  const server = await startServer();
+  try {
+    const bench = (extra) => {
+      const r = spawnSync(HADRON, ['bench', 'serve', '--url', server.url, '--num-prompts', '3', '--output-len', '4', '--json', ...extra],
+        { encoding: 'utf8', timeout: 60000, killSignal: 'SIGKILL' });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+    const fine = bench(['--input-len', '16']);
+    assert.equal(fine.completed, 3);
+    assert.equal(fine.failed, 0);
+    const tooLong = bench(['--input-len', '2000']);  // models/default holds 1024 positions
+    assert.equal(tooLong.completed, 0);
+    assert.equal(tooLong.failed, 3);
+    assert.match(tooLong.first_error, /^HTTP 400: .*maximum context length is 1024 tokens/);
+  } finally {
+    assert.equal((await server.stop()).code, 0);
+  }
+});
