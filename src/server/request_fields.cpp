@@ -94,4 +94,8 @@ void check_range(const std::string& param, double value, double lo, double hi) {
     bad_request(param, "'{}' must be in [{}, {}]; got {}", param, lo, hi, value);
 }
 
+std::string dump_json(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace hadron::server

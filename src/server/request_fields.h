@@ -31,6 +31,10 @@ struct RequestLimits {
 // 422 when it is not an object.
 Json parse_body(std::string_view body, const RequestLimits& limits);
 
+// JSON text whose invalid UTF-8 (a model's own bytes in tool-call arguments, say) becomes
+// U+FFFD instead of an exception: for responses, and for any text built from model output.
+std::string dump_json(const Json& value);
+
 class Fields {
  public:
   // `path` names the object in messages, e.g. "messages[2]"; empty at the top level.

@@ -5,10 +5,6 @@
 
 namespace hadron::server {
 
-std::string dump_json(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 std::string sse_data(const Json& payload) { return "data: " + dump_json(payload) + "\n\n"; }
 
 std::string sse_event(std::string_view name, const Json& payload) {

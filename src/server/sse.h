@@ -28,7 +28,4 @@ std::string sse_data(const Json& payload);                          // data: {..
 std::string sse_event(std::string_view name, const Json& payload);  // event: name\ndata: ...
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
-// JSON text for a response (invalid UTF-8, which the engine never emits, is replaced).
-std::string dump_json(const Json& value);
-
 }  // namespace hadron::server

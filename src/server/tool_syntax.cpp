@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/request_fields.h"
+
 namespace hadron::server {
 namespace {
 
@@ -17,12 +19,6 @@ std::optional<ordered_json> parse_json(std::string_view text) {
   ordered_json value = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return std::nullopt;
   return value;
-}
-
-// A call's arguments as JSON text. Keys and loose values are the model's own bytes, which need
-// not be valid UTF-8; those bytes become U+FFFD rather than an exception mid-stream.
-std::string arguments_text(const ordered_json& arguments) {
-  return arguments.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
 // A parameter written as text: JSON when it parses as JSON, else the string itself.
@@ -47,7 +43,7 @@ std::optional<ToolCall> call_from_object(const ordered_json& object) {
     break;
   }
   if (!arguments.is_object()) return std::nullopt;
-  return ToolCall{object["name"].get<std::string>(), arguments_text(arguments)};
+  return ToolCall{object["name"].get<std::string>(), dump_json(arguments)};
 }
 
 // <tool_call>{"name": ..., "arguments": {...}}</tool_call>
@@ -96,7 +92,7 @@ std::optional<std::vector<ToolCall>> parse_qwen3_coder(std::string_view body) {
         loose_value(strip_newline(param->substr(key_end + 1)));
   }
   if (name.empty() || !trim(body.substr(pos)).empty()) return std::nullopt;
-  return std::vector<ToolCall>{{std::string(name), arguments_text(arguments)}};
+  return std::vector<ToolCall>{{std::string(name), dump_json(arguments)}};
 }
 
 // <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
@@ -113,7 +109,7 @@ std::optional<std::vector<ToolCall>> parse_glm45(std::string_view body) {
     arguments[std::string(trim(*key))] = loose_value(*value);
     if (trim(body.substr(pos)).empty()) break;
   }
-  return std::vector<ToolCall>{{std::string(name), arguments_text(arguments)}};
+  return std::vector<ToolCall>{{std::string(name), dump_json(arguments)}};
 }
 
 // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜> (V3) or
@@ -138,7 +134,7 @@ std::optional<std::vector<ToolCall>> parse_deepseek_v3(std::string_view body) {
     }
     std::optional<ordered_json> arguments = parse_json(trim(args));
     if (name.empty() || !arguments || !arguments->is_object()) return std::nullopt;
-    calls.push_back({std::string(name), arguments_text(*arguments)});
+    calls.push_back({std::string(name), dump_json(*arguments)});
   }
   if (calls.empty() || !trim(body.substr(pos)).empty()) return std::nullopt;
   return calls;
