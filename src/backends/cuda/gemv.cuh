@@ -49,25 +49,16 @@ enum class GemvInput {
 // L2 round trip per batch rather than per vector, while the weight stream waits for them.
 constexpr int kPrologueBatch = 4;
 
-// For each of `count` vectors c (threadIdx.x, + kThreads, ...): load(c, values) then
-// use(c, values), kPrologueBatch loads in flight at a time.
+// batched (vec.cuh) with the GEMV's threads and kPrologueBatch.
 template <typename Values, typename Load, typename Use>
-__device__ __forceinline__ void batched(int count, const Load& load, const Use& use) {
-  for (int c0 = threadIdx.x; c0 < count; c0 += kPrologueBatch * kThreads) {
-    Values values[kPrologueBatch];
-#pragma unroll
-    for (int b = 0; b < kPrologueBatch; ++b)
-      if (c0 + b * kThreads < count) load(c0 + b * kThreads, values[b]);
-#pragma unroll
-    for (int b = 0; b < kPrologueBatch; ++b)
-      if (c0 + b * kThreads < count) use(c0 + b * kThreads, values[b]);
-  }
+__device__ __forceinline__ void prologue_batched(int count, const Load& load, const Use& use) {
+  batched<kThreads, kPrologueBatch, Values>(count, load, use);
 }
 
 // Copies the kM rows of x into shared memory.
 template <int kM>
 __device__ __forceinline__ void stage_prologue(const bf16* x, int k, bf16* xs) {
-  batched<Bf16x8>(
+  prologue_batched<Bf16x8>(
       kM * (k / 8), [&](int c, Bf16x8& v) { v = load8(x + c * 8); },
       [&](int c, const Bf16x8& v) { store8(xs + c * 8, v); });
   __syncthreads();
@@ -83,7 +74,7 @@ __device__ __forceinline__ void silu_mul_prologue(const bf16* gate_up, int k, bf
   };
   const int n_vec = k / 8;
   const bool writer = blockIdx.x == 0;
-  batched<GateUp>(
+  prologue_batched<GateUp>(
       kM * n_vec,
       [&](int c, GateUp& v) {
         const bf16* gate = gate_up + (int64_t{c / n_vec} * 2 * n_vec + c % n_vec) * 8;
@@ -108,39 +99,56 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
   auto* residual_out = static_cast<bf16*>(a.residual_out);
   auto* normed = static_cast<bf16*>(a.normed);
   const bool writer = blockIdx.x == 0;
+  // Loads batched (vec.cuh) with at most kPrologueBatch vectors of each input in flight; the
+  // arithmetic and its order are the loop's of rms_norm.cu.
+  constexpr int kBatch = kPrologueBatch / kM > 0 ? kPrologueBatch / kM : 1;
+  struct Rows {
+    Bf16x8 residual[kM], add[kM];
+  };
   float sum_squares[kM] = {};
-  for (int c = threadIdx.x; c < n_vec; c += kThreads) {
+  batched<kThreads, kBatch, Rows>(
+      n_vec,
+      [&](int c, Rows& v) {
 #pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      const int64_t offset = int64_t{m} * k + c * 8;
-      Bf16x8 stream = load8(residual + offset);
-      float values[8];
-      if (add != nullptr) {
-        stream = residual_add(stream, load8(add + offset), values);
-        if (writer) store8(residual_out + offset, stream);
-      } else {
-        to_f32(stream, values);
-      }
-      store8(xs + offset, stream);
+        for (int m = 0; m < kM; ++m) {
+          const int64_t offset = int64_t{m} * k + c * 8;
+          v.residual[m] = load8(residual + offset);
+          if (add != nullptr) v.add[m] = load8(add + offset);
+        }
+      },
+      [&](int c, const Rows& v) {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) sum_squares[m] += values[e] * values[e];
-    }
-  }
+        for (int m = 0; m < kM; ++m) {
+          const int64_t offset = int64_t{m} * k + c * 8;
+          Bf16x8 stream = v.residual[m];
+          float values[8];
+          if (add != nullptr) {
+            stream = residual_add(stream, v.add[m], values);
+            if (writer) store8(residual_out + offset, stream);
+          } else {
+            to_f32(stream, values);
+          }
+          store8(xs + offset, stream);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) sum_squares[m] += values[e] * values[e];
+        }
+      });
   float inv_rms[kM];
   block_inv_rms<kThreads>(sum_squares, k, a.eps, inv_rms);
   const auto* weight = static_cast<const bf16*>(a.weight);
-  for (int c = threadIdx.x; c < n_vec; c += kThreads) {
-    const Bf16x8 scale = load8(weight + c * 8);
+  prologue_batched<Bf16x8>(
+      n_vec, [&](int c, Bf16x8& scale) { scale = load8(weight + c * 8); },
+      [&](int c, const Bf16x8& scale) {
 #pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      const int64_t offset = int64_t{m} * k + c * 8;
-      float values[8];
-      to_f32(load8(xs + offset), values);
-      const Bf16x8 result = normalise(values, inv_rms[m], scale);
-      store8(xs + offset, result);
-      if (writer) store8(normed + offset, result);
-    }
-  }
+        for (int m = 0; m < kM; ++m) {
+          const int64_t offset = int64_t{m} * k + c * 8;
+          float values[8];
+          to_f32(load8(xs + offset), values);
+          const Bf16x8 result = normalise(values, inv_rms[m], scale);
+          store8(xs + offset, result);
+          if (writer) store8(normed + offset, result);
+        }
+      });
   __syncthreads();
 }
 

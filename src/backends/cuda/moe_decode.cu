@@ -32,6 +32,7 @@ namespace {
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 constexpr int kChunk = 8;  // 16-byte weight vectors per lane per step
+constexpr int kStageBatch = 4;  // input vectors a thread loads before storing the first
 constexpr int kMaxPairs = kMoeSmallMaxTokens * 32;  // top-k <= 32
 // Staged input rows per block: two blocks (16 warps) fit an SM with 100 KB each.
 constexpr int64_t kMaxStagedBytes = 100 * 1024;
@@ -172,8 +173,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   {  // the input rows: x [n_tokens, hidden] or activated [n_pairs, inter]
     const bf16* source = kDown ? activated : static_cast<const bf16*>(a.x);
     const int64_t n_values = kDown ? n_pairs * a.inter : a.n_tokens * a.hidden;
-    for (int64_t c = threadIdx.x; c < n_values / 8; c += kThreads)
-      store8(xs + c * 8, load8(source + c * 8));
+    batched<kThreads, kStageBatch, Bf16x8>(
+        static_cast<int>(n_values / 8), [&](int c, Bf16x8& v) { v = load8(source + c * 8); },
+        [&](int c, const Bf16x8& v) { store8(xs + c * 8, v); });
     __syncthreads();
   }
   if constexpr (!kDown) {

@@ -23,7 +23,9 @@
 //    0..7 and 8..15.
 // gpt-oss-20b's experts (H100, moe_ops_bench, bench/results/moe-mxfp4-decode-s9.md): 33.7 /
 // 58.1 / 101.8 us at 1 / 2 / 4 tokens against 43.7 / 83.3 / 135.4 for the register-ring
-// kernels before these (measured on several machines, each step against its predecessor).
+// kernels before these (measured on several machines, each step against its predecessor);
+// 32.0 / 53.7 / 92.7 against 34.0 / 58.9 / 104.4 once the input rows were staged with batched
+// loads (bench/results/experiments-2026-11-27-s16.md).
 // Inputs are rounded to fp16 (exact for bf16 values of magnitude 2^-14..65504).
 // Launched with PDL (launch.cuh): the routing and the inputs are read after pdl_wait(), except
 // for down's first copies (see the kernel).
@@ -61,16 +63,21 @@ __device__ __forceinline__ uint32_t half2_bits_of(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
-// The input row x (k values), by the consumer threads, into shared memory as fp16 pairs in
-// mxfp4_pair_bits' order.
-__device__ __forceinline__ void stage_row(const bf16* x, int64_t k, uint32_t* pairs) {
-  for (int64_t q = threadIdx.x; q < k / 8; q += kConsumerThreads) {
-    float v[8];
-    to_f32(load8(x + q * 8), v);
-    const uint4 words{half2_bits_of(v[0], v[4]), half2_bits_of(v[1], v[5]),
-                      half2_bits_of(v[2], v[6]), half2_bits_of(v[3], v[7])};
-    *reinterpret_cast<uint4*>(pairs + q * 4) = words;
-  }
+// n_rows input rows x (k values each, contiguous), by the consumer threads, into shared memory
+// as fp16 pairs in mxfp4_pair_bits' order, kStageBatch loads in flight per thread (down's four
+// activation rows took eight L2 round trips one after another).
+constexpr int kStageBatch = 8;
+__device__ __forceinline__ void stage_rows(const bf16* x, int64_t n_rows, int64_t k,
+                                           uint32_t* pairs) {
+  batched<kConsumerThreads, kStageBatch, Bf16x8>(
+      static_cast<int>(n_rows * k / 8), [&](int q, Bf16x8& v) { v = load8(x + q * 8); },
+      [&](int q, const Bf16x8& v) {
+        float f[8];
+        to_f32(v, f);
+        const uint4 words{half2_bits_of(f[0], f[4]), half2_bits_of(f[1], f[5]),
+                          half2_bits_of(f[2], f[6]), half2_bits_of(f[3], f[7])};
+        *reinterpret_cast<uint4*>(pairs + q * 4) = words;
+      });
 }
 
 // A tile in shared memory: its 16 rows' codes (k / 2 bytes each), then their scale bytes
@@ -243,8 +250,7 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
     const int64_t n_rows = kDown ? a.top_k : a.n_tokens;
     const bf16* source =
         kDown ? activated + int64_t{blockIdx.y} * a.top_k * a.inter : static_cast<const bf16*>(a.x);
-    for (int64_t r = 0; r < n_rows; ++r)
-      stage_row(source + r * layout.k, layout.k, inputs + r * input_words);
+    stage_rows(source, n_rows, layout.k, inputs);
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");  // consumers only
   float acc[4] = {};

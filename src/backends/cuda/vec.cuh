@@ -13,6 +13,24 @@ struct alignas(16) Bf16x8 {
   __nv_bfloat162 pairs[4];
 };
 
+// For each of `count` items c a thread owns (threadIdx.x, + kThreads, ...): load(c, values)
+// then use(c, values) in order, kBatch loads issued before the first is used. Staging inputs
+// written by the kernel before (in L2) this way costs one round trip per batch instead of one
+// per item: a plain loop that stores each item to shared memory may not start the next load
+// before that store, for all the compiler knows about aliasing.
+template <int kThreads, int kBatch, typename Values, typename Load, typename Use>
+__device__ __forceinline__ void batched(int count, const Load& load, const Use& use) {
+  for (int c0 = threadIdx.x; c0 < count; c0 += kBatch * kThreads) {
+    Values values[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (c0 + b * kThreads < count) load(c0 + b * kThreads, values[b]);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (c0 + b * kThreads < count) use(c0 + b * kThreads, values[b]);
+  }
+}
+
 __device__ __forceinline__ Bf16x8 load8(const bf16* p) {
   return *reinterpret_cast<const Bf16x8*>(p);
 }
