@@ -13,11 +13,11 @@
 //    a tile the rows of two of its experts (8 each), weighted by the routing and summed over
 //    the warps in a fixed order at the end (deterministic; no atomics).
 //  - A warp takes a tile's 32-value scale blocks in turn: the 4 lanes of a quad decode the
-//    block's 4 words of rows g and g + 8 (two shifts and two masks per pair of codes,
+//    block's 4 words of rows g and g + 8 (mxfp4_pairs: 11 operations for a word's 8 codes,
 //    moe_weights.cuh) into two mmas, and the block's sums are scaled by its rows' factors
 //    (mxfp4_scale: exact powers of two) on the fp32 accumulators. The k order inside an mma
 //    is free as long as A and B agree: the input rows are staged in shared memory as fp16
-//    pairs (x[8w + i], x[8w + i + 4]), the pairs mxfp4_pair_bits decodes. gate_up: B's 8
+//    pairs (x[8w + i], x[8w + i + 4]), the pairs mxfp4_pairs decodes. gate_up: B's 8
 //    columns all hold the tile's token's x, so every column of the result is the tile's
 //    product; down: columns 0 and 1 hold the two experts' activation rows, read against rows
 //    0..7 and 8..15.
@@ -64,7 +64,7 @@ __device__ __forceinline__ uint32_t half2_bits_of(float lo, float hi) {
 }
 
 // n_rows input rows x (k values each, contiguous), by the consumer threads, into shared memory
-// as fp16 pairs in mxfp4_pair_bits' order, kStageBatch loads in flight per thread (down's four
+// as fp16 pairs in mxfp4_pairs' order, kStageBatch loads in flight per thread (down's four
 // activation rows took eight L2 round trips one after another).
 constexpr int kStageBatch = 8;
 __device__ __forceinline__ void stage_rows(const bf16* x, int64_t n_rows, int64_t k,
@@ -124,12 +124,13 @@ __device__ __forceinline__ void tile_products(const TileLayout& layout, const ui
     const uint32_t w0 = *reinterpret_cast<const uint32_t*>(codes0 + b * 16);
     const uint32_t w1 = *reinterpret_cast<const uint32_t*>(codes1 + b * 16);
     const uint4 pairs = xs[4 * b];
+    uint32_t p0[4], p1[4];
+    mxfp4_pairs(w0, p0);
+    mxfp4_pairs(w1, p1);
     float c[4] = {};
-    const uint32_t low[4] = {mxfp4_pair_bits(w0, 0), mxfp4_pair_bits(w1, 0), mxfp4_pair_bits(w0, 1),
-                             mxfp4_pair_bits(w1, 1)};
+    const uint32_t low[4] = {p0[0], p1[0], p0[1], p1[1]};
     mma_f16(c, low, pairs.x, pairs.y);
-    const uint32_t high[4] = {mxfp4_pair_bits(w0, 2), mxfp4_pair_bits(w1, 2),
-                              mxfp4_pair_bits(w0, 3), mxfp4_pair_bits(w1, 3)};
+    const uint32_t high[4] = {p0[2], p1[2], p0[3], p1[3]};
     mma_f16(c, high, pairs.z, pairs.w);
     const float f0 = mxfp4_scale(scales0[b]), f1 = mxfp4_scale(scales1[b]);
     acc[0] += f0 * c[0];
