@@ -90,5 +90,47 @@ TEST_F(SamplingTest, MatchesReference) {
   }
 }
 
+// Greedy rows take the first index of the largest logit, as the reference does, for vocabularies
+// that are not multiples of 4 (so rows after the first start misaligned), with the largest
+// value repeated (the first copy wins), and a row of -inf (index 0).
+TEST_F(SamplingTest, GreedyTakesTheFirstLargest) {
+  for (const int64_t vocab : {int64_t{1}, int64_t{3}, int64_t{7}, int64_t{1001}, int64_t{4099},
+                              int64_t{151936}, int64_t{151937}}) {
+    SCOPED_TRACE(testing::Message() << "vocab " << vocab);
+    constexpr int64_t kRows = 6;
+    std::vector<float> logits = random_floats(kRows * vocab, 3.0f);
+    for (int64_t r = 0; r < kRows; ++r) {
+      float* row = logits.data() + r * vocab;
+      if (r == kRows - 1) {
+        std::fill(row, row + vocab, -INFINITY);
+        continue;
+      }
+      const int64_t first = (r * 7919 + 13) % vocab;  // three copies of a new maximum from here
+      for (const int64_t at : {first, (first + vocab / 2) % vocab, vocab - 1})
+        row[at] = 100.0f + static_cast<float>(r);
+    }
+    std::vector<float> greedy(kRows, 0.0f), top_p(kRows, 1.0f), min_p(kRows, 0.0f);
+    std::vector<int32_t> top_k(kRows, 0);
+    std::vector<int64_t> seeds(kRows, 1), offsets(kRows, 0);
+    DeviceTensor logits_gpu = upload(logits, {kRows, vocab}, DType::F32);
+    DeviceTensor t_gpu = upload(greedy, {kRows}, DType::F32),
+                 p_gpu = upload(top_p, {kRows}, DType::F32),
+                 m_gpu = upload(min_p, {kRows}, DType::F32);
+    DeviceTensor k_gpu = upload_i32(top_k, {kRows}), s_gpu = upload_i64(seeds, {kRows}),
+                 o_gpu = upload_i64(offsets, {kRows});
+    DeviceTensor tokens = upload_i32(std::vector<int32_t>(kRows, -1), {kRows});
+    gpu_->sample(logits_gpu.tensor,
+                 {t_gpu.tensor, k_gpu.tensor, p_gpu.tensor, m_gpu.tensor, s_gpu.tensor,
+                  o_gpu.tensor},
+                 tokens.tensor);
+    const std::vector<int32_t> got = download_i32(tokens.tensor);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const std::span<const float> row(logits.data() + r * vocab, vocab);
+      EXPECT_EQ(got[r], sample_row_reference(row, {0.0f, 0, 1.0f, 0.0f}, 0.5f)) << "row " << r;
+    }
+    EXPECT_EQ(got[kRows - 1], 0);
+  }
+}
+
 }  // namespace
 }  // namespace hadron::test
