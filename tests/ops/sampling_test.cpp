@@ -13,7 +13,34 @@
 namespace hadron::test {
 namespace {
 
-class SamplingTest : public OpTest {};
+// Per-row sampling parameters as the backend's sample() takes them.
+struct SamplingRows {
+  std::vector<float> temperature, top_p, min_p;
+  std::vector<int32_t> top_k;
+  std::vector<int64_t> seeds, offsets;
+};
+
+class SamplingTest : public OpTest {
+ protected:
+  // The GPU's token for each row of logits [rows.temperature.size(), vocab] (uploaded as F32,
+  // so unchanged; upload takes them by non-const reference).
+  std::vector<int32_t> sample_on_gpu(std::vector<float>& logits, int64_t vocab,
+                                     SamplingRows& rows) {
+    const auto n_rows = static_cast<int64_t>(rows.temperature.size());
+    DeviceTensor logits_gpu = upload(logits, {n_rows, vocab}, DType::F32);
+    DeviceTensor t_gpu = upload(rows.temperature, {n_rows}, DType::F32),
+                 p_gpu = upload(rows.top_p, {n_rows}, DType::F32),
+                 m_gpu = upload(rows.min_p, {n_rows}, DType::F32);
+    DeviceTensor k_gpu = upload_i32(rows.top_k, {n_rows}), s_gpu = upload_i64(rows.seeds, {n_rows}),
+                 o_gpu = upload_i64(rows.offsets, {n_rows});
+    DeviceTensor tokens = upload_i32(std::vector<int32_t>(n_rows, -1), {n_rows});
+    gpu_->sample(
+        logits_gpu.tensor,
+        {t_gpu.tensor, k_gpu.tensor, p_gpu.tensor, m_gpu.tensor, s_gpu.tensor, o_gpu.tensor},
+        tokens.tensor);
+    return download_i32(tokens.tensor);
+  }
+};
 
 // Whether the reference picks `token` for some draw in [u - du, u + du]. The reference walks
 // the kept tokens in index order, so its pick never decreases as the draw grows: bisect the
@@ -44,31 +71,20 @@ TEST_F(SamplingTest, MatchesReference) {
   for (const int64_t n_rows : {int64_t{1}, int64_t{64}}) {
     SCOPED_TRACE(testing::Message() << "rows " << n_rows);
     std::vector<float> logits = random_floats(n_rows * kVocab, 3.0f);
-    std::vector<float> temperature(n_rows), top_p(n_rows), min_p(n_rows);
-    std::vector<int32_t> top_k(n_rows);
-    std::vector<int64_t> seeds(n_rows), offsets(n_rows);
+    SamplingRows rows;
     std::vector<SampleRowParams> row_params(n_rows);
     for (int64_t r = 0; r < n_rows; ++r) {
       row_params[r] = settings[(r + n_rows) % settings.size()];
-      temperature[r] = row_params[r].temperature;
-      top_k[r] = row_params[r].top_k;
-      top_p[r] = row_params[r].top_p;
-      min_p[r] = row_params[r].min_p;
-      seeds[r] = static_cast<int64_t>(rng_());
-      offsets[r] = r % 7;
+      rows.temperature.push_back(row_params[r].temperature);
+      rows.top_k.push_back(row_params[r].top_k);
+      rows.top_p.push_back(row_params[r].top_p);
+      rows.min_p.push_back(row_params[r].min_p);
+      rows.seeds.push_back(static_cast<int64_t>(rng_()));
+      rows.offsets.push_back(r % 7);
     }
-    DeviceTensor logits_gpu = upload(logits, {n_rows, kVocab}, DType::F32);
-    DeviceTensor t_gpu = upload(temperature, {n_rows}, DType::F32),
-                 p_gpu = upload(top_p, {n_rows}, DType::F32),
-                 m_gpu = upload(min_p, {n_rows}, DType::F32);
-    DeviceTensor k_gpu = upload_i32(top_k, {n_rows}), s_gpu = upload_i64(seeds, {n_rows}),
-                 o_gpu = upload_i64(offsets, {n_rows});
-    DeviceTensor tokens = upload_i32(std::vector<int32_t>(n_rows, -1), {n_rows});
-    gpu_->sample(logits_gpu.tensor,
-                 {t_gpu.tensor, k_gpu.tensor, p_gpu.tensor, m_gpu.tensor, s_gpu.tensor,
-                  o_gpu.tensor},
-                 tokens.tensor);
-    const std::vector<int32_t> got = download_i32(tokens.tensor);
+    const std::vector<int32_t> got = sample_on_gpu(logits, kVocab, rows);
+    const std::vector<int64_t>& seeds = rows.seeds;
+    const std::vector<int64_t>& offsets = rows.offsets;
     for (int64_t r = 0; r < n_rows; ++r) {
       const std::span<const float> row(logits.data() + r * kVocab, kVocab);
       const SampleRowParams& params = row_params[r];
@@ -109,21 +125,10 @@ TEST_F(SamplingTest, GreedyTakesTheFirstLargest) {
       for (const int64_t at : {first, (first + vocab / 2) % vocab, vocab - 1})
         row[at] = 100.0f + static_cast<float>(r);
     }
-    std::vector<float> greedy(kRows, 0.0f), top_p(kRows, 1.0f), min_p(kRows, 0.0f);
-    std::vector<int32_t> top_k(kRows, 0);
-    std::vector<int64_t> seeds(kRows, 1), offsets(kRows, 0);
-    DeviceTensor logits_gpu = upload(logits, {kRows, vocab}, DType::F32);
-    DeviceTensor t_gpu = upload(greedy, {kRows}, DType::F32),
-                 p_gpu = upload(top_p, {kRows}, DType::F32),
-                 m_gpu = upload(min_p, {kRows}, DType::F32);
-    DeviceTensor k_gpu = upload_i32(top_k, {kRows}), s_gpu = upload_i64(seeds, {kRows}),
-                 o_gpu = upload_i64(offsets, {kRows});
-    DeviceTensor tokens = upload_i32(std::vector<int32_t>(kRows, -1), {kRows});
-    gpu_->sample(logits_gpu.tensor,
-                 {t_gpu.tensor, k_gpu.tensor, p_gpu.tensor, m_gpu.tensor, s_gpu.tensor,
-                  o_gpu.tensor},
-                 tokens.tensor);
-    const std::vector<int32_t> got = download_i32(tokens.tensor);
+    SamplingRows greedy{std::vector<float>(kRows, 0.0f), std::vector<float>(kRows, 1.0f),
+                        std::vector<float>(kRows, 0.0f), std::vector<int32_t>(kRows, 0),
+                        std::vector<int64_t>(kRows, 1),  std::vector<int64_t>(kRows, 0)};
+    const std::vector<int32_t> got = sample_on_gpu(logits, vocab, greedy);
     for (int64_t r = 0; r < kRows; ++r) {
       const std::span<const float> row(logits.data() + r * vocab, vocab);
       EXPECT_EQ(got[r], sample_row_reference(row, {0.0f, 0, 1.0f, 0.0f}, 0.5f)) << "row " << r;
