@@ -1,7 +1,9 @@
 // out = x @ weight^T (+ bias) with fp32 accumulation, weights in F32, F16 or BF16.
 //
 // Decode (few rows): each thread streams a slice of weight rows once, converting on the fly.
-// Prefill: weight rows are converted to fp32 in tiles and reused across all token rows.
+// Prefill: weight rows are converted to fp32 in tiles and reused across all token rows, kTileM
+// token rows by kTileN weight rows at a time (dot_tile: each product one 8-lane accumulator, so
+// every FMA chain has independent neighbours and each loaded vector feeds several of them).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -16,9 +18,10 @@ namespace {
 constexpr int64_t kSmallBatch = 4;  // rows handled by the streaming path
 constexpr int64_t kTileRows = 16;   // weight rows converted at a time on the tiled path
 
-// An AVX2 clone and a generic one, picked at load time by an ifunc resolver. ThreadSanitizer
-// instruments that resolver, which runs before the sanitizer is set up, so TSan builds keep
-// the generic version only.
+// An x86-64-v3 clone (AVX2, FMA) and a generic one, picked at load time by an ifunc resolver
+// from the CPU's features. (An "arch=haswell" clone is picked by CPU model, so AMD and later
+// Intel CPUs ran the SSE2 version.) ThreadSanitizer instruments that resolver, which runs before
+// the sanitizer is set up, so TSan builds keep the generic version only.
 #if defined(__SANITIZE_THREAD__)
 #define HADRON_DOT_CLONES
 #elif defined(__has_feature)
@@ -27,7 +30,7 @@ constexpr int64_t kTileRows = 16;   // weight rows converted at a time on the ti
 #endif
 #endif
 #ifndef HADRON_DOT_CLONES
-#define HADRON_DOT_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define HADRON_DOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
 HADRON_DOT_CLONES
@@ -44,6 +47,40 @@ float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
 #pragma omp simd reduction(+ : acc)
   for (int64_t i = 0; i < n; ++i) acc += x[i] * bits_to_f32(uint32_t{w[i]} << 16);
   return acc;
+}
+
+constexpr int kTileM = 4, kTileN = 2;  // token rows x weight rows of a dot_tile
+using Lanes = float __attribute__((vector_size(32)));
+
+// out[i * out_stride + j] = x_i . w_j for i < m <= kTileM, j < n <= kTileN (rows of k floats,
+// x_i at x + i * k, w_j at w + j * k). Each product is the same arithmetic whatever m and n
+// are (short tiles compute on clamped rows and drop them): 8 lanes over whole vectors, summed
+// in a fixed order, then the tail; so a token's outputs do not depend on how the rows were
+// tiled.
+HADRON_DOT_CLONES
+void dot_tile(const float* x, int m, const float* w, int n, int64_t k, float* out,
+              int64_t out_stride) {
+  const float* xr[kTileM];
+  const float* wr[kTileN];
+  for (int i = 0; i < kTileM; ++i) xr[i] = x + std::min(i, m - 1) * k;
+  for (int j = 0; j < kTileN; ++j) wr[j] = w + std::min(j, n - 1) * k;
+  Lanes acc[kTileM][kTileN] = {};
+  int64_t c = 0;
+  for (; c + 8 <= k; c += 8) {
+    Lanes wv[kTileN], xv;  // unaligned loads
+    for (int j = 0; j < kTileN; ++j) std::memcpy(&wv[j], wr[j] + c, sizeof(Lanes));
+    for (int i = 0; i < kTileM; ++i) {
+      std::memcpy(&xv, xr[i] + c, sizeof(Lanes));
+      for (int j = 0; j < kTileN; ++j) acc[i][j] += xv * wv[j];
+    }
+  }
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      const Lanes& a = acc[i][j];
+      float sum = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+      for (int64_t t = c; t < k; ++t) sum += xr[i][t] * wr[j][t];
+      out[i * out_stride + j] = sum;
+    }
 }
 
 float dot_any(const float* x, const Tensor& weight, int64_t row, int64_t k, float* scratch) {
@@ -72,10 +109,15 @@ void linear_rows(const float* x, int64_t n_rows, const Tensor& weight, const flo
   for (int64_t j0 = n_begin; j0 < n_end; j0 += kTileRows) {
     const int64_t j1 = std::min(n_end, j0 + kTileRows);
     load_row_f32(weight, j0 * k, (j1 - j0) * k, scratch.data());
-    for (int64_t t = 0; t < n_rows; ++t)
-      for (int64_t j = j0; j < j1; ++j)
-        out[t * n + j] = dot_f32(x + t * k, scratch.data() + (j - j0) * k, k) +
-                         (bias ? bias[j] : 0);
+    for (int64_t t = 0; t < n_rows; t += kTileM) {
+      const int m = static_cast<int>(std::min<int64_t>(kTileM, n_rows - t));
+      for (int64_t j = j0; j < j1; j += kTileN)
+        dot_tile(x + t * k, m, scratch.data() + (j - j0) * k,
+                 static_cast<int>(std::min<int64_t>(kTileN, j1 - j)), k, out + t * n + j, n);
+      if (bias)
+        for (int64_t i = t; i < t + m; ++i)
+          for (int64_t j = j0; j < j1; ++j) out[i * n + j] += bias[j];
+    }
   }
 }
 
