@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/vector_math.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -61,9 +62,7 @@ void attend(const AttentionJob& job, const float* q, int64_t head, int64_t kv_he
   };
   for (int64_t j = first; j <= position; ++j) {
     const float* key = job.k_cache + key_offset(j);
-    float dot = 0;
-    for (int64_t d = 0; d < job.head_dim; ++d) dot += q[d] * key[d];
-    scores[j - first] = dot * job.scale;
+    scores[j - first] = dot_f32(q, key, job.head_dim) * job.scale;
     max_score = std::max(max_score, scores[j - first]);
   }
   if (job.sinks != nullptr) max_score = std::max(max_score, job.sinks[head]);
@@ -73,7 +72,7 @@ void attend(const AttentionJob& job, const float* q, int64_t head, int64_t kv_he
   for (int64_t j = first; j <= position; ++j) {
     const float weight = static_cast<float>(scores[j - first] / sum);
     const float* value = job.v_cache + key_offset(j);
-    for (int64_t d = 0; d < job.head_dim; ++d) out[d] += weight * value[d];
+    axpy_f32(weight, value, out, job.head_dim);
   }
 }
 

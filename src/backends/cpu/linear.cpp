@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/vector_math.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -18,37 +19,6 @@ namespace {
 constexpr int64_t kSmallBatch = 4;  // rows handled by the streaming path
 constexpr int64_t kTileRows = 16;   // weight rows converted at a time on the tiled path
 
-// An x86-64-v3 clone (AVX2, FMA) and a generic one, picked at load time by an ifunc resolver
-// from the CPU's features. (An "arch=haswell" clone is picked by CPU model, so AMD and later
-// Intel CPUs ran the SSE2 version.) ThreadSanitizer instruments that resolver, which runs before
-// the sanitizer is set up, so TSan builds keep the generic version only.
-#if defined(__SANITIZE_THREAD__)
-#define HADRON_DOT_CLONES
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HADRON_DOT_CLONES
-#endif
-#endif
-#ifndef HADRON_DOT_CLONES
-#define HADRON_DOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-
-HADRON_DOT_CLONES
-float dot_f32(const float* x, const float* w, int64_t n) {
-  float acc = 0;
-#pragma omp simd reduction(+ : acc)
-  for (int64_t i = 0; i < n; ++i) acc += x[i] * w[i];
-  return acc;
-}
-
-HADRON_DOT_CLONES
-float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
-  float acc = 0;
-#pragma omp simd reduction(+ : acc)
-  for (int64_t i = 0; i < n; ++i) acc += x[i] * bits_to_f32(uint32_t{w[i]} << 16);
-  return acc;
-}
-
 constexpr int kTileM = 4, kTileN = 2;  // token rows x weight rows of a dot_tile
 using Lanes = float __attribute__((vector_size(32)));
 
@@ -57,7 +27,7 @@ using Lanes = float __attribute__((vector_size(32)));
 // are (short tiles compute on clamped rows and drop them): 8 lanes over whole vectors, summed
 // in a fixed order, then the tail; so a token's outputs do not depend on how the rows were
 // tiled.
-HADRON_DOT_CLONES
+HADRON_VECTOR_CLONES
 void dot_tile(const float* x, int m, const float* w, int n, int64_t k, float* out,
               int64_t out_stride) {
   const float* xr[kTileM];
