@@ -1,4 +1,5 @@
 // POST /v1/completions: one or many prompts (text or token ids), n completions each.
+#include <map>
 #include <memory>
 #include <set>
 
@@ -82,8 +83,8 @@ CompletionRequest parse_request(const Json& body, ServerContext& context) {
     r.params.logprobs = static_cast<int>(*k);
   }
   r.echo = f.boolean("echo").value_or(false);
-  if (r.echo && r.params.logprobs >= 0)
-    bad_request("echo", "echo with logprobs is not supported");
+  // Echo with logprobs shows the prompt's tokens with theirs too (as vLLM does).
+  if (r.echo && r.params.logprobs >= 0) r.params.prompt_logprobs = r.params.logprobs;
   r.stream = f.boolean("stream").value_or(false);
   if (const Json* options = f.get("stream_options"))
     r.include_usage = Fields(*options, "stream_options").boolean("include_usage").value_or(false);
@@ -116,8 +117,7 @@ std::unique_ptr<Run> start(CompletionRequest& r, ServerContext& context,
 struct Choice {
   std::string text;
   std::vector<int32_t> token_ids;
-  Json logprobs;
-  size_t text_offset = 0;
+  std::vector<Logprobs> logprobs;
   FinishReason finish = FinishReason::kNone;
   std::string stop_string;
   int64_t n_tokens = 0;
@@ -162,11 +162,17 @@ class CompletionStream final : public EventSource {
   std::string chunk(size_t prompt_idx, const RequestOutput& o) {
     const int index = static_cast<int>(prompt_idx) * request_.params.n + o.index;
     std::string text = o.text;
-    if (request_.echo && echoed_.insert(index).second) text = request_.prompts[prompt_idx].text + text;
+    // The first output of index 0 carries the prompt's logprobs; its siblings' come later.
+    if (!o.prompt_logprobs.empty()) prompt_logprobs_[prompt_idx] = o.prompt_logprobs;
+    const bool echo_now = request_.echo && echoed_.insert(index).second;
+    if (echo_now) text = request_.prompts[prompt_idx].text + text;
     n_completion_tokens_ += static_cast<int64_t>(o.token_ids.size());
     Json logprobs = nullptr;
     if (request_.params.logprobs >= 0) {
       size_t offset = 0;
+      if (echo_now)
+        append_prompt_logprobs(context_.model, request_.prompts[prompt_idx].ids,
+                               prompt_logprobs_[prompt_idx], offset, logprobs);
       append_completion_logprobs(context_.model, o.logprobs, offset, logprobs);
     }
     Json choice = {{"index", index}, {"text", text}, {"logprobs", logprobs},
@@ -183,11 +189,13 @@ class CompletionStream final : public EventSource {
   int64_t created_;
   int64_t n_completion_tokens_ = 0;
   std::set<int> echoed_;
+  std::map<size_t, std::vector<Logprobs>> prompt_logprobs_;  // by prompt, for echo
 };
 
 Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
   const int n = r.params.n;
   std::vector<Choice> choices(run.generations.size() * n);
+  std::vector<std::vector<Logprobs>> prompt_logprobs(run.generations.size());  // for echo
   int64_t prompt_tokens = 0, completion_tokens = 0;
   for (size_t p = 0; p < run.generations.size(); ++p) {
     Generation& g = *run.generations[p];
@@ -196,11 +204,11 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
       for (RequestOutput& o : g.next()) {
         Choice& c = choices[p * n + o.index];
         if (r.echo && c.text.empty() && c.n_tokens == 0) c.text = r.prompts[p].text;
+        if (!o.prompt_logprobs.empty()) prompt_logprobs[p] = std::move(o.prompt_logprobs);
         c.text += o.text;
         c.token_ids.insert(c.token_ids.end(), o.token_ids.begin(), o.token_ids.end());
         c.n_tokens += static_cast<int64_t>(o.token_ids.size());
-        if (r.params.logprobs >= 0)
-          append_completion_logprobs(context.model, o.logprobs, c.text_offset, c.logprobs);
+        c.logprobs.insert(c.logprobs.end(), o.logprobs.begin(), o.logprobs.end());
         if (o.finished) {
           c.finish = o.finish_reason;
           c.stop_string = o.stop_string;
@@ -211,7 +219,15 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
   Json out_choices = Json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     completion_tokens += choices[i].n_tokens;
-    Json choice = {{"index", i}, {"text", choices[i].text}, {"logprobs", choices[i].logprobs},
+    Json logprobs = nullptr;
+    if (r.params.logprobs >= 0) {
+      size_t offset = 0;
+      if (r.echo)
+        append_prompt_logprobs(context.model, r.prompts[i / n].ids, prompt_logprobs[i / n], offset,
+                               logprobs);
+      append_completion_logprobs(context.model, choices[i].logprobs, offset, logprobs);
+    }
+    Json choice = {{"index", i}, {"text", choices[i].text}, {"logprobs", logprobs},
                    {"finish_reason", finish_reason_json(choices[i].finish)},
                    {"stop_reason", stop_reason_json(choices[i].stop_string)}};
     if (r.return_token_ids) choice["token_ids"] = choices[i].token_ids;

@@ -59,11 +59,33 @@ std::string token_text(const ServedModel& served, int32_t token) {
   return served.tokenizer->decode(ids, /*skip_special_tokens=*/false);
 }
 
-void append_completion_logprobs(const ServedModel& served, const std::vector<Logprobs>& logprobs,
-                                size_t& text_offset, Json& out) {
+namespace {
+
+void start_completion_logprobs(Json& out) {
   if (out.is_null())
     out = {{"tokens", Json::array()}, {"token_logprobs", Json::array()},
            {"top_logprobs", Json::array()}, {"text_offset", Json::array()}};
+}
+
+}  // namespace
+
+void append_prompt_logprobs(const ServedModel& served, std::span<const int32_t> prompt,
+                            const std::vector<Logprobs>& prompt_logprobs, size_t& text_offset,
+                            Json& out) {
+  start_completion_logprobs(out);
+  if (prompt.empty()) return;
+  const std::string text = token_text(served, prompt[0]);
+  out["tokens"].push_back(text);
+  out["token_logprobs"].push_back(nullptr);
+  out["top_logprobs"].push_back(nullptr);
+  out["text_offset"].push_back(text_offset);
+  text_offset += text.size();
+  append_completion_logprobs(served, prompt_logprobs, text_offset, out);
+}
+
+void append_completion_logprobs(const ServedModel& served, const std::vector<Logprobs>& logprobs,
+                                size_t& text_offset, Json& out) {
+  start_completion_logprobs(out);
   for (const Logprobs& lp : logprobs) {
     const std::string text = token_text(served, lp.chosen.token);
     out["tokens"].push_back(text);

@@ -1,6 +1,7 @@
 // Pieces of OpenAI's response shapes shared by the completion endpoints.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,11 @@ std::string token_text(const ServedModel& served, int32_t token);
 // /v1/completions logprobs: {tokens, token_logprobs, top_logprobs, text_offset}, appended to.
 void append_completion_logprobs(const ServedModel& served, const std::vector<Logprobs>& logprobs,
                                 size_t& text_offset, Json& out);
+// The same for an echoed prompt (echo with logprobs): its first token with null logprobs, as
+// nothing predicts it, then prompt_logprobs (the engine's, one per later prompt token).
+void append_prompt_logprobs(const ServedModel& served, std::span<const int32_t> prompt,
+                            const std::vector<Logprobs>& prompt_logprobs, size_t& text_offset,
+                            Json& out);
 // /v1/chat/completions logprobs.content entries, appended to `content`.
 void append_chat_logprobs(const ServedModel& served, const std::vector<Logprobs>& logprobs,
                           Json& content);

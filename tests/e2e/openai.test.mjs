@@ -68,6 +68,36 @@ test('completions: many prompts, token-id prompts, n, echo, stop, logprobs', asy
   for (const top of lp.choices[0].logprobs.top_logprobs) assert.ok(Object.keys(top).length >= 1);
 });
 
+test('completions: echo with logprobs scores the prompt as well, streamed or not', async () => {
+  const ask = { model, prompt: 'And God said', ...greedy, max_tokens: 4, echo: true, logprobs: 2 };
+  const r = await client.completions.create(ask);
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens + 4);
+  assert.equal(lp.tokens.join(''), r.choices[0].text);
+  assert.equal(lp.token_logprobs[0], null, 'nothing predicts the first prompt token');
+  assert.equal(lp.top_logprobs[0], null);
+  for (let i = 1; i < lp.tokens.length; ++i) {
+    assert.ok(lp.token_logprobs[i] <= 0);
+    assert.equal(Object.keys(lp.top_logprobs[i]).length, 2);
+    assert.equal(lp.text_offset[i], lp.tokens.slice(0, i).join('').length);
+  }
+  // A prompt token's score is the one generation gives the same token after the same prefix.
+  const plain = await client.completions.create({
+    model, prompt: [305, 405, 407], ...greedy, max_tokens: 1, logprobs: 0, return_token_ids: true });
+  const next = plain.choices[0].token_ids[0];
+  const scored = await client.completions.create({
+    model, prompt: [305, 405, 407, next], ...greedy, max_tokens: 1, echo: true, logprobs: 0 });
+  assert.ok(Math.abs(scored.choices[0].logprobs.token_logprobs[3] -
+                     plain.choices[0].logprobs.token_logprobs[0]) < 1e-4);
+  // Streamed, with n = 2: each choice's first chunk carries the prompt's tokens.
+  const stream = await client.completions.create({ ...ask, n: 2, stream: true });
+  const tokens = [[], []];
+  for await (const chunk of stream)
+    for (const c of chunk.choices) tokens[c.index].push(...(c.logprobs?.tokens ?? []));
+  assert.deepEqual(tokens[0], lp.tokens);
+  assert.deepEqual(tokens[1], lp.tokens);
+});
+
 test('chat: message, seed reproducibility, n, logprobs', async () => {
   const messages = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Who led Israel?' }];
   const r = await client.chat.completions.create({ model, messages, ...greedy });
