@@ -48,7 +48,8 @@ void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& 
                model_.blocks().n_blocks(), model_.max_model_len());
   if (p.max_tokens < 0) input_error("max_tokens must be >= 0");
   if (p.min_tokens < 0 || p.min_tokens > p.max_tokens)
-    input_error("min_tokens must be in [0, max_tokens]");
+    input_error("min_tokens must be in [0, max_tokens]; got {} with max_tokens {}", p.min_tokens,
+                p.max_tokens);
   if (p.n < 1) input_error("n must be >= 1");
   if (p.temperature < 0) input_error("temperature must be >= 0");
   if (p.top_p <= 0 || p.top_p > 1) input_error("top_p must be in (0, 1]");
