@@ -90,8 +90,10 @@ void append_completion_logprobs(const ServedModel& served, const std::vector<Log
     const std::string text = token_text(served, lp.chosen.token);
     out["tokens"].push_back(text);
     out["token_logprobs"].push_back(lp.chosen.logprob);
+    // As OpenAI documents for this API: the sampled token is always there, so up to k + 1.
     Json top = Json::object();
     for (const TokenLogprob& t : lp.top) top[token_text(served, t.token)] = t.logprob;
+    top[text] = lp.chosen.logprob;
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(text_offset);
     text_offset += text.size();
