@@ -104,12 +104,11 @@ RequestResult send_one(httplib::Client& client, const std::string& body) {
     result.error = httplib::to_string(response.error());
   } else if (response->status != 200) {  // the server's message where its body has one
     const Json body = Json::parse(timer.unparsed(), nullptr, false);
-    const bool has_message = body.is_object() && body.contains("error") &&
-                             body["error"].is_object() && body["error"].contains("message") &&
-                             body["error"]["message"].is_string();
-    result.error = has_message ? fmt::format("HTTP {}: {}", response->status,
-                                             body["error"]["message"].get<std::string>())
-                               : fmt::format("HTTP {}", response->status);
+    const Json::json_pointer message("/error/message");
+    result.error = body.contains(message) && body.at(message).is_string()
+                       ? fmt::format("HTTP {}: {}", response->status,
+                                     body.at(message).get<std::string>())
+                       : fmt::format("HTTP {}", response->status);
   }
   result.ok = result.error.empty() && result.output_tokens > 0;
   if (result.error.empty() && !result.ok) result.error = "no usage in the stream";

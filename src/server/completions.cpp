@@ -1,5 +1,4 @@
 // POST /v1/completions: one or many prompts (text or token ids), n completions each.
-#include <map>
 #include <memory>
 #include <set>
 
@@ -127,7 +126,8 @@ class CompletionStream final : public EventSource {
  public:
   CompletionStream(ServerContext& context, CompletionRequest request, std::unique_ptr<Run> run)
       : context_(context), request_(std::move(request)), run_(std::move(run)),
-        id_(random_id("cmpl-")), created_(unix_time()) {}
+        id_(random_id("cmpl-")), created_(unix_time()),
+        prompt_logprobs_(run_->generations.size()) {}
 
   bool poll(std::string& out) override {
     bool all_done = true;
@@ -189,7 +189,7 @@ class CompletionStream final : public EventSource {
   int64_t created_;
   int64_t n_completion_tokens_ = 0;
   std::set<int> echoed_;
-  std::map<size_t, std::vector<Logprobs>> prompt_logprobs_;  // by prompt, for echo
+  std::vector<std::vector<Logprobs>> prompt_logprobs_;  // by prompt, for echo
 };
 
 Json collect(ServerContext& context, CompletionRequest& r, Run& run) {

@@ -83,12 +83,10 @@ TEST_F(SamplingTest, MatchesReference) {
       rows.offsets.push_back(r % 7);
     }
     const std::vector<int32_t> got = sample_on_gpu(logits, kVocab, rows);
-    const std::vector<int64_t>& seeds = rows.seeds;
-    const std::vector<int64_t>& offsets = rows.offsets;
     for (int64_t r = 0; r < n_rows; ++r) {
       const std::span<const float> row(logits.data() + r * kVocab, kVocab);
       const SampleRowParams& params = row_params[r];
-      const float u = sample_uniform(seeds[r], offsets[r]);
+      const float u = sample_uniform(rows.seeds[r], rows.offsets[r]);
       const int32_t expected = sample_row_reference(row, params, u);
       if (got[r] == expected) continue;
       bool at_boundary = false;
@@ -99,9 +97,9 @@ TEST_F(SamplingTest, MatchesReference) {
       }
       EXPECT_TRUE(at_boundary) << "row " << r << " (temperature " << params.temperature
                                << ", top_k " << params.top_k << ", top_p " << params.top_p
-                               << ", min_p " << params.min_p << ", seed " << seeds[r]
-                               << ", offset " << offsets[r] << ", u " << u << "): GPU " << got[r]
-                               << ", reference " << expected;
+                               << ", min_p " << params.min_p << ", seed " << rows.seeds[r]
+                               << ", offset " << rows.offsets[r] << ", u " << u << "): GPU "
+                               << got[r] << ", reference " << expected;
     }
   }
 }

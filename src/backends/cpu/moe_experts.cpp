@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/vector_math.h"
 #include "core/error.h"
 
 namespace hadron {
@@ -102,7 +103,7 @@ void CpuBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tens
     for (int64_t i = 0; i < n; ++i) {
       const float w = topk_weights.ptr<float>()[rows[i]];
       float* row = dst + rows[i] / k * hidden;
-      for (int64_t h = 0; h < hidden; ++h) row[h] += w * ys[i * hidden + h];
+      axpy_f32(w, &ys[i * hidden], row, hidden);
     }
   }
 }
