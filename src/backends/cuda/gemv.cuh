@@ -90,9 +90,12 @@ __device__ __forceinline__ void silu_mul_prologue(const bf16* gate_up, int k, bf
 
 // x[m] = rms_norm(residual[m] + add[m]) * weight for the kM rows, into shared memory, with
 // rms_norm.cu's steps (rms_norm.cuh) over the same thread layout, so the fused and the
-// separate paths agree bit for bit. Block 0 also writes residual_out and normed.
-template <int kM>
-__device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16* xs) {
+// separate paths agree bit for bit. Block 0 also writes residual_out and normed. ahead: the
+// norm weight's vectors threadIdx.x + j * kThreads (j < kAhead), loaded before pdl_wait() by
+// the kernel (the weight is a constant); the rest, if any, are loaded here.
+template <int kM, int kAhead>
+__device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16* xs,
+                                              const Bf16x8 (&ahead)[kAhead > 0 ? kAhead : 1]) {
   const int n_vec = k / 8;
   const auto* add = static_cast<const bf16*>(a.add);
   const auto* residual = static_cast<const bf16*>(a.residual);
@@ -136,19 +139,29 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
   float inv_rms[kM];
   block_inv_rms<kThreads>(sum_squares, k, a.eps, inv_rms);
   const auto* weight = static_cast<const bf16*>(a.weight);
-  prologue_batched<Bf16x8>(
-      n_vec, [&](int c, Bf16x8& scale) { scale = load8(weight + c * 8); },
-      [&](int c, const Bf16x8& scale) {
+  const auto scale_vector = [&](int c, const Bf16x8& scale) {
 #pragma unroll
-        for (int m = 0; m < kM; ++m) {
-          const int64_t offset = int64_t{m} * k + c * 8;
-          float values[8];
-          to_f32(load8(xs + offset), values);
-          const Bf16x8 result = normalise(values, inv_rms[m], scale);
-          store8(xs + offset, result);
-          if (writer) store8(normed + offset, result);
-        }
-      });
+    for (int m = 0; m < kM; ++m) {
+      const int64_t offset = int64_t{m} * k + c * 8;
+      float values[8];
+      to_f32(load8(xs + offset), values);
+      const Bf16x8 result = normalise(values, inv_rms[m], scale);
+      store8(xs + offset, result);
+      if (writer) store8(normed + offset, result);
+    }
+  };
+  if constexpr (kAhead > 0) {  // the weight's first vectors were loaded before pdl_wait()
+#pragma unroll
+    for (int j = 0; j < kAhead; ++j) {
+      const int c = threadIdx.x + j * kThreads;
+      if (c < n_vec) scale_vector(c, ahead[j]);
+    }
+    for (int c = threadIdx.x + kAhead * kThreads; c < n_vec; c += kThreads)
+      scale_vector(c, load8(weight + c * 8));
+  } else {
+    prologue_batched<Bf16x8>(
+        n_vec, [&](int c, Bf16x8& scale) { scale = load8(weight + c * 8); }, scale_vector);
+  }
   __syncthreads();
 }
 
@@ -197,14 +210,24 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   };
 
-  // Before the wait (the kernel before may still be running): the first step's loads.
+  // Before the wait (the kernel before may still be running): the first step's loads, and
+  // (kNorm) the norm weight's first vectors, also a constant.
   Bf16x8 current[kChunk], next[kChunk];
   if (n_steps > 0) load_step(0, current);
+  constexpr int kNormAhead = kInput == GemvInput::kNorm && kM <= 4 ? 2 : 0;
+  Bf16x8 norm_ahead[kNormAhead > 0 ? kNormAhead : 1];
+  if constexpr (kNormAhead > 0) {
+#pragma unroll
+    for (int j = 0; j < kNormAhead; ++j) {
+      const int c = threadIdx.x + j * kThreads;
+      if (c < n_vec) norm_ahead[j] = load8(static_cast<const bf16*>(norm.weight) + c * 8);
+    }
+  }
   pdl_wait();
   pdl_launch_dependents();
   auto* xs = reinterpret_cast<bf16*>(gemv_shared);
   if constexpr (kInput == GemvInput::kStaged) stage_prologue<kM>(x, k, xs);
-  if constexpr (kInput == GemvInput::kNorm) norm_prologue<kM>(norm, k, xs);
+  if constexpr (kInput == GemvInput::kNorm) norm_prologue<kM, kNormAhead>(norm, k, xs, norm_ahead);
   if constexpr (kInput == GemvInput::kSiluMul) silu_mul_prologue<kM>(x, k, xs, activated);
   if constexpr (kInput != GemvInput::kGlobal) x = xs;
 

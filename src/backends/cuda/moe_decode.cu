@@ -169,13 +169,26 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   pdl_wait();
   pdl_launch_dependents();
-  if constexpr (!kDown) stage_routing();
+  // gate_up: the routing (a pair a thread: kMaxPairs <= kThreads) is read into registers and
+  // stored after x's loads are issued, so both cost one round trip and one barrier.
+  static_assert(kMaxPairs <= kThreads);
+  const bool routing_here = !kDown && threadIdx.x < n_pairs;
+  int pair_id = 0;
+  float pair_weight = 0;
+  if (routing_here) {
+    pair_id = a.topk_ids[threadIdx.x];
+    pair_weight = a.topk_weights[threadIdx.x];
+  }
   {  // the input rows: x [n_tokens, hidden] or activated [n_pairs, inter]
     const bf16* source = kDown ? activated : static_cast<const bf16*>(a.x);
     const int64_t n_values = kDown ? n_pairs * a.inter : a.n_tokens * a.hidden;
     batched<kThreads, kStageBatch, Bf16x8>(
         static_cast<int>(n_values / 8), [&](int c, Bf16x8& v) { v = load8(source + c * 8); },
         [&](int c, const Bf16x8& v) { store8(xs + c * 8, v); });
+    if (routing_here) {
+      ids[threadIdx.x] = pair_id;
+      pair_weights[threadIdx.x] = pair_weight;
+    }
     __syncthreads();
   }
   if constexpr (!kDown) {
