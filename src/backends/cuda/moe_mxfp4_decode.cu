@@ -213,17 +213,27 @@ __device__ __forceinline__ void start(const MoeExpertsArgs& a, const TileLayout&
              stages + slot * layout.bytes(), &full[slot]);
 }
 
-// The producer warp: lane j starts tile j of the first n_stages (down: already started by
-// the kernel); then, as the consumers release each stage, lane 0 starts the stage's next tile
-// and (gate_up) lanes 0..7 write the released tile's activations.
+// The producer warp: lane j starts tile j of the first n_stages (gate_up: tile 0 first; down:
+// already started by the kernel); then, as the consumers release each stage, lane 0 starts the
+// stage's next tile and (gate_up) lanes 0..7 write the released tile's activations.
 template <bool kDown>
 __device__ __forceinline__ void produce(const MoeExpertsArgs& a, const TileLayout& layout,
                                         int first_tile, int n_tiles, int n_stages, uint8_t* stages,
                                         uint64_t* full, uint64_t* empty, Partials& partial,
                                         bf16* activated) {
   const int lane = threadIdx.x % 32;
-  if (!kDown && lane < std::min(n_stages, n_tiles))  // down's first tiles: before pdl_wait
-    start<kDown>(a, layout, first_tile + lane, lane, stages, full);
+  // gate_up requests its first tile alone and its other first stages once that tile has
+  // landed: the grid's first burst of requests is n_stages times smaller, so every block's
+  // first tile arrives sooner (gpt-oss-20b batch 1 +2.8%). down's first tiles: before pdl_wait.
+  const int first_tiles = std::min(n_stages, n_tiles);
+  if (!kDown && first_tiles > 0) {
+    if (lane == 0) start<kDown>(a, layout, first_tile, 0, stages, full);
+    if (first_tiles > 1) {
+      mbarrier_wait(&full[0], 0);
+      if (lane >= 1 && lane < first_tiles)
+        start<kDown>(a, layout, first_tile + lane, lane, stages, full);
+    }
+  }
   // `done`: the tile the stage held. down has nothing to do for a released stage but refill
   // it, so its producer stops waiting once no tile is left to start.
   const int n_waits = kDown ? n_tiles - n_stages : n_tiles;
