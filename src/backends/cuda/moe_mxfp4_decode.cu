@@ -213,26 +213,25 @@ __device__ __forceinline__ void start(const MoeExpertsArgs& a, const TileLayout&
              stages + slot * layout.bytes(), &full[slot]);
 }
 
-// The producer warp: lane j starts tile j of the first n_stages (gate_up: tile 0 first; down:
-// already started by the kernel); then, as the consumers release each stage, lane 0 starts the
-// stage's next tile and (gate_up) lanes 0..7 write the released tile's activations.
+// The producer warp: lane j starts tile j of the first n_stages (tile 0: down's already started
+// by the kernel); then, as the consumers release each stage, lane 0 starts the stage's next tile
+// and (gate_up) lanes 0..7 write the released tile's activations.
 template <bool kDown>
 __device__ __forceinline__ void produce(const MoeExpertsArgs& a, const TileLayout& layout,
                                         int first_tile, int n_tiles, int n_stages, uint8_t* stages,
                                         uint64_t* full, uint64_t* empty, Partials& partial,
                                         bf16* activated) {
   const int lane = threadIdx.x % 32;
-  // gate_up requests its first tile alone and its other first stages once that tile has
+  // A block requests its first tile alone and its other first stages once that tile has
   // landed: the grid's first burst of requests is n_stages times smaller, so every block's
-  // first tile arrives sooner (gpt-oss-20b batch 1 +2.8%). down's first tiles: before pdl_wait.
+  // first tile arrives sooner (H100, gpt-oss-20b batch 1: +2.8% for gate_up, then +1.4% for
+  // down, whose first burst competes with gate_up's last tiles).
   const int first_tiles = std::min(n_stages, n_tiles);
-  if (!kDown && first_tiles > 0) {
-    if (lane == 0) start<kDown>(a, layout, first_tile, 0, stages, full);
-    if (first_tiles > 1) {
-      mbarrier_wait(&full[0], 0);
-      if (lane >= 1 && lane < first_tiles)
-        start<kDown>(a, layout, first_tile + lane, lane, stages, full);
-    }
+  if (!kDown && lane == 0 && first_tiles > 0) start<kDown>(a, layout, first_tile, 0, stages, full);
+  if (first_tiles > 1) {
+    mbarrier_wait(&full[0], 0);
+    if (lane >= 1 && lane < first_tiles)
+      start<kDown>(a, layout, first_tile + lane, lane, stages, full);
   }
   // `done`: the tile the stage held. down has nothing to do for a released stage but refill
   // it, so its producer stops waiting once no tile is left to start.
@@ -318,15 +317,14 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
   mbarrier_init_fence();
   __syncthreads();
-  // down starts copying its first tiles while gate_up finishes (gpt-oss-20b batch-1 decode
+  // down starts copying its first tile while gate_up finishes (gpt-oss-20b batch-1 decode
   // 437 tok/s; 428 without, on another machine). This reads the routing before pdl_wait(), which
   // launch.cuh's contract allows only for memory no kernel of the step writes; it is safe here
   // because the routing comes from the kernel before gate_up, and every gate_up block calls
   // pdl_launch_dependents() only after its own pdl_wait(): when any down block runs, the
   // routing kernel has completed and its writes are visible.
-  const int lane = threadIdx.x % 32;
-  if (kDown && threadIdx.x / 32 == kConsumerWarps && lane < std::min(n_stages, n_tiles))
-    start<kDown>(a, layout, lane, lane, shared, full);
+  if (kDown && threadIdx.x == kConsumerThreads && n_tiles > 0)
+    start<kDown>(a, layout, 0, 0, shared, full);
   pdl_wait();
   pdl_launch_dependents();
   if (threadIdx.x / 32 == kConsumerWarps)
