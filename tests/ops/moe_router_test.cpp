@@ -6,6 +6,7 @@
 //    separated logits in moe_test.cpp) run on the GPU over those same logits, bit for bit.
 // Each case runs twice with fresh inputs: the fused kernel's block counter must come back to
 // zero, or the second run's routing would never happen.
+#include <algorithm>
 #include <cmath>
 
 #include "op_test_util.h"
@@ -19,6 +20,7 @@ struct RouterCase {
   bool normalize, correction, router_bias;
   int64_t n_group, topk_group;
   float scaling;
+  bool duplicate_rows = false;  // router rows e and e + E / 2 equal: every logit tied in pairs
 };
 
 class MoeRouterTest : public OpTest {
@@ -30,6 +32,8 @@ void MoeRouterTest::check(const RouterCase& c) {
   const int64_t T = c.n_tokens, E = c.n_experts, H = c.hidden, k = c.top_k;
   const MoeRoutingParams params{c.scoring, k, c.normalize, c.n_group, c.topk_group, c.scaling};
   std::vector<float> router = random_floats(E * H, 2.0f / std::sqrt(static_cast<float>(H)));
+  if (c.duplicate_rows)
+    std::copy(router.begin(), router.begin() + E / 2 * H, router.begin() + E / 2 * H);
   std::vector<float> bias = random_floats(E, 0.5f), correction = random_floats(E, 0.05f);
   DeviceTensor router_gpu = upload(router, {E, H});
   DeviceTensor bias_gpu, correction_gpu;
@@ -56,8 +60,15 @@ void MoeRouterTest::check(const RouterCase& c) {
     DeviceTensor again_weights = poisoned({T, k}, DType::F32);
     gpu_->moe_route(again_logits.tensor, correction_gpu.tensor, params, again_ids.tensor,
                     again_weights.tensor);
-    EXPECT_EQ(download_i32(ids_gpu.tensor), download_i32(again_ids.tensor));
+    const std::vector<int32_t> ids = download_i32(ids_gpu.tensor);
+    EXPECT_EQ(ids, download_i32(again_ids.tensor));
     EXPECT_EQ(download(weights_gpu.tensor), download(again_weights.tensor));
+    if (c.duplicate_rows) {  // the picks come in tied pairs, the lower expert first
+      for (int64_t i = 0; i + 1 < T * k; i += 2) {
+        EXPECT_LT(ids[i], E / 2) << "pick " << i;
+        EXPECT_EQ(ids[i + 1], ids[i] + E / 2) << "pick " << i + 1;
+      }
+    }
   }
 }
 
@@ -71,7 +82,9 @@ TEST_F(MoeRouterTest, MatchesProductThenRoute) {
       {2, 256, 7168, 8, MoeScoring::kSigmoid, true, true, false, 8, 4, 2.5f},   // DeepSeek-V3
       {5, 12, 72, 3, MoeScoring::kSigmoid, false, true, true, 4, 2, 1.0f},      // awkward
       {9, 128, 2048, 8, MoeScoring::kSoftmax, true, false, false, 1, 1, 1.0f},  // GEMM path
-      {2, 16, 104, 2, MoeScoring::kSoftmax, false, false, true, 1, 1, 1.0f}};   // 13 vectors
+      {2, 16, 104, 2, MoeScoring::kSoftmax, false, false, true, 1, 1, 1.0f},    // 13 vectors
+      {1, 128, 2048, 8, MoeScoring::kSoftmax, true, false, false, 1, 1, 1.0f, true},  // ties
+      {4, 32, 2880, 4, MoeScoring::kSoftmax, true, false, false, 1, 1, 1.0f, true}};
   for (const RouterCase& c : cases) {
     SCOPED_TRACE(testing::Message() << "T " << c.n_tokens << " E " << c.n_experts << " H "
                                     << c.hidden << " k " << c.top_k);
