@@ -210,7 +210,7 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
 
 // Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels (bf16: the streaming decode
 // kernels where their inputs fit in shared memory), more the sorted path, whose bf16 products
-// run on tensor cores (MXFP4 ones on CUDA cores).
+// run on tensor cores (MXFP4 ones on CUDA cores, from kMoeMxfp4DecodeMaxTokens + 1 = 9 tokens).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
       // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
@@ -238,6 +238,11 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
       {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},  // shared experts; CUDA cores
       {4, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},  // the same on bulk copies
       {2, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},  // odd top_k
+      // 5-8 tokens: the decode kernels still (kMoeMxfp4DecodeMaxTokens), a block's tiles
+      // spanning two tokens
+      {8, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
+      {5, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},
+      {7, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
       {70, 16, 2, 256, 160, MoeActivation::kClampedSwiGluInterleaved, true, true}};
   for (const ExpertsCase& c : cases) check(c, true);

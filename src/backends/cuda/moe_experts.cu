@@ -385,7 +385,7 @@ void launch_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                     cudaStream_t stream) {
   if (args.n_tokens <= kMoeSmallMaxTokens)
     launch_small<kMxfp4>(args, workspace, stream);
-  else
+  else if (!kMxfp4 || !launch_moe_mxfp4_decode(args, workspace, stream))
     launch_sorted<kMxfp4>(args, workspace, stream);
 }
 

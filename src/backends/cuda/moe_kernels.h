@@ -77,15 +77,21 @@ struct MoeExpertsArgs {
 // Up to kMoeSmallMaxTokens tokens (decode): one kernel for gate_up and the activation over
 // every routed expert, one for down and the weighted combine (bf16 weights: launch_moe_decode's
 // streaming kernels where they apply, which read an expert shared by tokens once per pair;
-// MXFP4 weights: launch_moe_mxfp4_decode's tensor-core kernels).
+// MXFP4 weights: launch_moe_mxfp4_decode's tensor-core kernels, up to
+// kMoeMxfp4DecodeMaxTokens tokens).
 // More tokens: sorts the (token, slot) pairs by expert, runs each expert's gate_up and down
 // products over its rows, and combines the rows per token in slot order. Each output is
 // summed in a fixed order (deterministic).
 // On the sorted path, bf16 experts' gate_up and down products run on tensor cores
 // (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
 // experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md); MXFP4
-// weights stay on the CUDA-core kernels there.
+// weights (past kMoeMxfp4DecodeMaxTokens) stay on the CUDA-core kernels there.
 inline constexpr int kMoeSmallMaxTokens = 4;
+// MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens: they read an
+// expert once per (token, slot) pair, and still beat the sorted path's CUDA-core kernels there
+// (H100, gpt-oss-20b's experts at 8 tokens 162.5 us against 317.8; batch-8 decode 1,139 ->
+// 1,441 tok/s, bench/results/experiments-2026-11-27-s17.md).
+inline constexpr int kMoeMxfp4DecodeMaxTokens = 8;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
 
@@ -95,8 +101,9 @@ void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspac
 bool launch_moe_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                        cudaStream_t stream);
 
-// The small-batch path for MXFP4 weights on tensor cores (moe_mxfp4_decode.cu); returns false
-// (launching nothing) for bf16 weights, past kMoeSmallMaxTokens tokens, for hidden or inter
+// The decode-batch path for MXFP4 weights on tensor cores (moe_mxfp4_decode.cu), up to
+// kMoeMxfp4DecodeMaxTokens tokens; returns false (launching nothing) for bf16 weights, past
+// those tokens, for hidden or inter
 // sizes that are not multiples of 64 or weights not 16-byte aligned (its bulk copies need
 // both), or where the staged input rows leave room for fewer than two tiles.
 bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,

@@ -1,4 +1,4 @@
-// MXFP4 MoE experts for decode-sized batches (up to kMoeSmallMaxTokens tokens) on tensor
+// MXFP4 MoE experts for decode-sized batches (up to kMoeMxfp4DecodeMaxTokens tokens) on tensor
 // cores, the weights streamed through shared memory by bulk copies (bulk_copy.cuh).
 //  - A tile is 16 weight rows (the mma's M) over all of K, copied as two halves of 8 rows with
 //    their scale bytes into one of kMaxStages stage buffers: the bytes in flight are bounded
@@ -256,10 +256,15 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
                                         uint64_t* empty, Partials& partial, const bf16* activated) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t input_words = layout.k / 2;
-  {  // the input rows: gate_up every token's x, down token t's activation rows
-    const int64_t n_rows = kDown ? a.top_k : a.n_tokens;
-    const bf16* source =
-        kDown ? activated + int64_t{blockIdx.y} * a.top_k * a.inter : static_cast<const bf16*>(a.x);
+  // The input rows: down token t's activation rows; gate_up the x rows of the tokens its tiles
+  // serve (a run of tiles spans at most two tokens: launch_moe_mxfp4_decode), from first_token.
+  const int tiles_per_token = static_cast<int>(a.top_k * (a.inter / 8));
+  const int first_token = kDown ? 0 : first_tile / tiles_per_token;
+  {
+    const int64_t n_rows =
+        kDown ? a.top_k : (first_tile + n_tiles - 1) / tiles_per_token - first_token + 1;
+    const bf16* source = kDown ? activated + int64_t{blockIdx.y} * a.top_k * a.inter
+                               : static_cast<const bf16*>(a.x) + first_token * layout.k;
     stage_rows(source, n_rows, layout.k, inputs);
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");  // consumers only
@@ -273,7 +278,7 @@ __device__ __forceinline__ void consume(const MoeExpertsArgs& a, const TileLayou
     // result: acc[0] row g by column 0, acc[3] row g + 8 by column 1).
     const int64_t input_row =
         kDown ? (g == 1 ? source.pair[1] : source.pair[0]) - static_cast<int>(blockIdx.y) * a.top_k
-              : source.pair[0] / a.top_k;
+              : source.pair[0] / a.top_k - first_token;
     float tile_acc[4] = {};
     if (source.expert[0] >= 0 || source.expert[1] >= 0)
       tile_products(layout, stages + slot * layout.bytes(), inputs + input_row * input_words,
@@ -378,22 +383,27 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                              cudaStream_t stream) {
-  // Inputs staged as fp16 pairs: 2 bytes a value.
-  const size_t x_bytes = args.n_tokens * args.hidden * 2;
-  const size_t activated_bytes = args.top_k * args.inter * 2;
-  const int gate_up_stages = stages_for(TileLayout{args.hidden}, x_bytes);
-  const int down_stages = stages_for(TileLayout{args.inter}, activated_bytes);
-  if (args.gate_up_scales == nullptr || args.n_tokens > kMoeSmallMaxTokens ||
-      args.hidden % 64 != 0 || args.inter % 64 != 0 || gate_up_stages == 0 || down_stages == 0 ||
-      !aligned16(args.gate_up) || !aligned16(args.down) || !aligned16(args.gate_up_scales) ||
-      !aligned16(args.down_scales))
+  if (args.gate_up_scales == nullptr || args.n_tokens > kMoeMxfp4DecodeMaxTokens ||
+      args.hidden % 64 != 0 || args.inter % 64 != 0 || !aligned16(args.gate_up) ||
+      !aligned16(args.down) || !aligned16(args.gate_up_scales) || !aligned16(args.down_scales))
     return false;
-  auto* activated = static_cast<bf16*>(workspace.activated);
   int device = 0, n_sms = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t n_tiles = args.n_tokens * args.top_k * (args.inter / 8);
+  // gate_up: a block's run of ceil(n_tiles / blocks) tiles or fewer spans at most
+  // ceil((run - 1) / tiles_per_token) + 1 tokens, whose x rows it stages (fp16 pairs: 2 bytes
+  // a value); down: a token's activation rows.
+  const int64_t tiles_per_token = args.top_k * (args.inter / 8);
+  const int64_t n_tiles = args.n_tokens * tiles_per_token;
   const int64_t gate_up_blocks = std::min<int64_t>(n_tiles, int64_t{kBlocksPerSm} * n_sms);
+  const int64_t run = ceil_div(n_tiles, gate_up_blocks);
+  const int64_t x_rows = std::min(args.n_tokens, ceil_div(run - 1, tiles_per_token) + 1);
+  const size_t x_bytes = x_rows * args.hidden * 2;
+  const size_t activated_bytes = args.top_k * args.inter * 2;
+  const int gate_up_stages = stages_for(TileLayout{args.hidden}, x_bytes);
+  const int down_stages = stages_for(TileLayout{args.inter}, activated_bytes);
+  if (gate_up_stages == 0 || down_stages == 0) return false;
+  auto* activated = static_cast<bf16*>(workspace.activated);
   launch<false>(args, activated, dim3(static_cast<unsigned>(gate_up_blocks)), gate_up_stages,
                 x_bytes, stream);
   launch<true>(args, activated,
