@@ -209,8 +209,9 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
 }
 
 // Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels (bf16: the streaming decode
-// kernels where their inputs fit in shared memory), more the sorted path, whose bf16 products
-// run on tensor cores (MXFP4 ones on CUDA cores, from kMoeMxfp4DecodeMaxTokens + 1 = 9 tokens).
+// kernels where their inputs fit in shared memory), and MXFP4 weights the tensor-core decode
+// kernels up to kMoeMxfp4DecodeMaxTokens (8); more tokens take the sorted path, whose bf16
+// products run on tensor cores (MXFP4 ones on CUDA cores).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
       // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
@@ -238,8 +239,7 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
       {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},  // shared experts; CUDA cores
       {4, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},  // the same on bulk copies
       {2, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},  // odd top_k
-      // 5-8 tokens: the decode kernels still (kMoeMxfp4DecodeMaxTokens), a block's tiles
-      // spanning two tokens
+      // 5-8 tokens: still the decode kernels, some blocks' tiles spanning two tokens
       {8, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
       {5, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},
       {7, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},

@@ -103,9 +103,9 @@ bool launch_moe_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace
 
 // The decode-batch path for MXFP4 weights on tensor cores (moe_mxfp4_decode.cu), up to
 // kMoeMxfp4DecodeMaxTokens tokens; returns false (launching nothing) for bf16 weights, past
-// those tokens, for hidden or inter
-// sizes that are not multiples of 64 or weights not 16-byte aligned (its bulk copies need
-// both), or where the staged input rows leave room for fewer than two tiles.
+// those tokens, for hidden or inter sizes that are not multiples of 64 or weights not 16-byte
+// aligned (its bulk copies need both), or where the staged input rows leave room for fewer
+// than two tiles.
 bool launch_moe_mxfp4_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                              cudaStream_t stream);
 
