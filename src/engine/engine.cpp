@@ -272,6 +272,13 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
     if (steps[i].all_logits) collect_prompt_logprobs(t, logits, row, steps[i], vocab);
     row += n_rows;
     if (seq.n_uncomputed() > 0) continue;  // a prefill chunk that did not reach the end
+    if (seq.params->max_tokens == 0) {  // the prompt alone (its logprobs): no token
+      RequestOutput out = start_output(t, /*first_token=*/true);
+      finish(t, FinishReason::kLength, out);
+      finished.push_back(&seq);
+      outputs.push_back(std::move(out));
+      continue;
+    }
     RequestOutput out = start_output(t, seq.n_output() == 0);
     seq.tokens.push_back(
         process_and_sample(seq, std::span(logits).subspan((row - 1) * vocab, vocab), out));
@@ -328,9 +335,9 @@ std::vector<RequestOutput> Engine::step() {
 
 bool Engine::samples_on_device(const Tracked& t) const {
   const SamplingParams& p = *t.seq.params;
-  return p.logprobs < 0 && !t.prompt_logprobs_pending && p.repetition_penalty == 1.0f &&
-         p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f && p.logit_bias.empty() &&
-         t.seq.n_output() >= p.min_tokens;
+  return p.max_tokens > 0 && p.logprobs < 0 && !t.prompt_logprobs_pending &&
+         p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
+         p.frequency_penalty == 0.0f && p.logit_bias.empty() && t.seq.n_output() >= p.min_tokens;
 }
 
 int32_t Engine::process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out) {

@@ -123,6 +123,8 @@ class Engine {
   void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
   Tracked& track(Sequence seq);
   void fork_siblings(const Sequence& first);
+  // Whether the sequence's next token may be sampled on the device (nothing the host must see
+  // or change first; max_tokens 0, which samples none, finishes on the host).
   bool samples_on_device(const Tracked& t) const;
   int32_t process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out);
   // Reports seq.tokens.back(), the newest token, and checks whether the sequence is done.

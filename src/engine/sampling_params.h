@@ -22,7 +22,7 @@ struct SamplingParams {
   std::vector<std::string> stop;    // stop strings, excluded from the output
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
-  int64_t max_tokens = 16;
+  int64_t max_tokens = 16;          // 0: the prompt is computed (and scored) and no token made
   int64_t min_tokens = 0;           // stop tokens and strings are ignored before this many
   int n = 1;                        // completions sharing the prompt
   int logprobs = -1;                // -1: none; k >= 0: sampled token + top-k

@@ -82,6 +82,10 @@ CompletionRequest parse_request(const Json& body, ServerContext& context) {
     r.params.logprobs = static_cast<int>(*k);
   }
   r.echo = f.boolean("echo").value_or(false);
+  // max_tokens 0 with echo returns the prompt alone (with its logprobs), as OpenAI's legacy API
+  // and vLLM do: the classic way to score a text.
+  if (r.max_tokens == 0 && !r.echo)
+    bad_request("max_tokens", "'max_tokens' must be >= 1 (0 only with echo: the prompt alone)");
   // Echo with logprobs shows the prompt's tokens with theirs too (as vLLM does).
   if (r.echo && r.params.logprobs >= 0) r.params.prompt_logprobs = r.params.logprobs;
   r.stream = f.boolean("stream").value_or(false);
@@ -106,7 +110,8 @@ std::unique_ptr<Run> start(CompletionRequest& r, ServerContext& context,
   for (CompletionPrompt& prompt : r.prompts) {
     SamplingParams params = r.params;
     params.max_tokens = resolve_max_tokens(r.max_tokens, static_cast<int64_t>(prompt.ids.size()),
-                                           context.model.max_model_len, {"max_tokens", "prompt"});
+                                           context.model.max_model_len,
+                                           {"max_tokens", "prompt", /*zero_allowed=*/r.echo});
     run->generations.push_back(
         std::make_unique<Generation>(context, run->client, prompt.ids, std::move(params)));
   }

@@ -127,7 +127,8 @@ int64_t resolve_max_tokens(std::optional<int64_t> requested, int64_t prompt_len,
     bad_request(names.prompt_param, "this model's maximum context length is {} tokens; the prompt has {}",
                 max_model_len, prompt_len);
   if (!requested) return max_model_len - prompt_len;
-  if (*requested < 1) bad_request(param, "'{}' must be >= 1", param);
+  if (*requested < (names.zero_allowed ? 0 : 1))
+    bad_request(param, "'{}' must be >= {}", param, names.zero_allowed ? 0 : 1);
   if (prompt_len + *requested > max_model_len)
     bad_request(param,
                 "this model's maximum context length is {} tokens; the prompt has {} and {} asks "

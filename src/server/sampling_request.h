@@ -31,6 +31,7 @@ SamplingParams parse_sampling(const Fields& fields, const SamplingContext& conte
 struct MaxTokensField {
   std::string max_tokens_param;  // the field that asked (max_tokens, max_completion_tokens)
   std::string prompt_param;      // where the prompt came from (prompt, messages)
+  bool zero_allowed = false;     // 0 asks for the prompt alone (completions with echo)
 };
 int64_t resolve_max_tokens(std::optional<int64_t> requested, int64_t prompt_len,
                            int64_t max_model_len, const MaxTokensField& names);

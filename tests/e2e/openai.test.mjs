@@ -100,6 +100,35 @@ test('completions: echo with logprobs scores the prompt as well, streamed or not
   assert.deepEqual(tokens[1], lp.tokens);
 });
 
+test('completions: echo with max_tokens 0 returns the prompt alone, scored', async () => {
+  const ask = { model, prompt: 'And God said', temperature: 0, max_tokens: 0, echo: true, logprobs: 1 };
+  const r = await client.completions.create(ask);
+  assert.equal(r.choices[0].text, 'And God said');
+  assert.equal(r.choices[0].finish_reason, 'length');
+  assert.equal(r.usage.completion_tokens, 0);
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens);
+  assert.equal(lp.tokens.join(''), 'And God said');
+  assert.equal(lp.token_logprobs[0], null);
+  // The same scores as an echo that also generates.
+  const longer = await client.completions.create({ ...ask, max_tokens: 2 });
+  assert.deepEqual(lp.token_logprobs, longer.choices[0].logprobs.token_logprobs.slice(0, lp.tokens.length));
+  // Streamed, n = 2: each choice once, the prompt and its scores, no token.
+  const stream = await client.completions.create({ ...ask, n: 2, stream: true });
+  const texts = ['', ''];
+  const finishes = [];
+  for await (const chunk of stream)
+    for (const c of chunk.choices) {
+      texts[c.index] += c.text;
+      if (c.finish_reason) finishes.push(c.finish_reason);
+    }
+  assert.deepEqual(texts, ['And God said', 'And God said']);
+  assert.deepEqual(finishes, ['length', 'length']);
+  // Without echo there is nothing to return: a clear error.
+  await assert.rejects(client.completions.create({ ...ask, echo: false }),
+    (e) => e.status === 400 && /echo/.test(e.message));
+});
+
 test('chat: message, seed reproducibility, n, logprobs', async () => {
   const messages = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Who led Israel?' }];
   const r = await client.chat.completions.create({ model, messages, ...greedy });

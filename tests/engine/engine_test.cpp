@@ -4,6 +4,7 @@
 // and with async scheduling (step N+1 queued before step N's tokens are read back, as on GPUs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -240,6 +241,52 @@ TEST_P(EngineTest, LogprobsMatchTeacherForcedScores) {
     EXPECT_NEAR(outputs[j].logprobs.at(0).chosen.logprob, ref.chosen.logprob, 1e-4);
     EXPECT_EQ(outputs[j].logprobs[0].top[0].token, tokens[pos + 1]);  // greedy = top-1
   }
+}
+
+// max_tokens 0 (the OpenAI "echo with max_tokens 0" scoring request): the prompt is computed
+// and scored, and every completion finishes by length with no token.
+TEST_P(EngineTest, MaxTokensZeroScoresThePromptOnly) {
+  auto model = load();
+  std::mt19937 rng(18);
+  GenerationRequest request = greedy_request(random_prompt(rng, 13, 13), 0);
+  request.params.prompt_logprobs = 2;
+  for (const int n : {1, 3}) {
+    SCOPED_TRACE(n);
+    request.params.n = n;
+    Engine engine(*model, nullptr);
+    engine.add_request(0, request.prompt, request.params);
+    std::vector<RequestOutput> outputs;
+    while (engine.has_unfinished())
+      for (RequestOutput& out : engine.step()) outputs.push_back(std::move(out));
+    ASSERT_EQ(outputs.size(), static_cast<size_t>(n));
+    std::vector<int> indices;
+    for (const RequestOutput& out : outputs) {
+      EXPECT_TRUE(out.token_ids.empty());
+      EXPECT_TRUE(out.finished);
+      EXPECT_EQ(out.finish_reason, FinishReason::kLength);
+      EXPECT_EQ(out.n_output_tokens, 0);
+      indices.push_back(out.index);
+    }
+    std::sort(indices.begin(), indices.end());
+    for (int i = 0; i < n; ++i) EXPECT_EQ(indices[i], i);
+    // The prompt's scores, as a request that also generates gets them.
+    const std::vector<float> scores = score(*model, request.prompt);
+    const int64_t vocab = model->config().vocab_size;
+    const auto first = std::find_if(outputs.begin(), outputs.end(),
+                                    [](const RequestOutput& out) { return out.index == 0; });
+    ASSERT_EQ(first->prompt_logprobs.size(), request.prompt.size() - 1);
+    for (size_t i = 0; i + 1 < request.prompt.size(); ++i) {
+      const Logprobs ref = compute_logprobs(std::span(scores).subspan(i * vocab, vocab),
+                                            request.prompt[i + 1], 2);
+      EXPECT_NEAR(first->prompt_logprobs[i].chosen.logprob, ref.chosen.logprob, 1e-4);
+      EXPECT_EQ(first->prompt_logprobs[i].top.size(), ref.top.size());
+    }
+  }
+  GenerationRequest plain = greedy_request(random_prompt(rng, 9, 9), 0);  // through generate()
+  const GenerationResult result = generate(*model, {plain})[0];
+  EXPECT_TRUE(result.completions[0].empty());
+  EXPECT_EQ(result.finish_reasons[0], FinishReason::kLength);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
 TEST_P(EngineTest, RandomAddStepAbortNeverLeaksBlocks) {
