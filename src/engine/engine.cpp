@@ -272,7 +272,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
     if (steps[i].all_logits) collect_prompt_logprobs(t, logits, row, steps[i], vocab);
     row += n_rows;
     if (seq.n_uncomputed() > 0) continue;  // a prefill chunk that did not reach the end
-    if (seq.params->max_tokens == 0) {  // the prompt alone (its logprobs): no token
+    if (seq.params->max_tokens == 0) {     // the prompt alone (its logprobs): no token
       RequestOutput out = start_output(t, /*first_token=*/true);
       finish(t, FinishReason::kLength, out);
       finished.push_back(&seq);

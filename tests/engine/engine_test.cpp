@@ -276,8 +276,8 @@ TEST_P(EngineTest, MaxTokensZeroScoresThePromptOnly) {
                                     [](const RequestOutput& out) { return out.index == 0; });
     ASSERT_EQ(first->prompt_logprobs.size(), request.prompt.size() - 1);
     for (size_t i = 0; i + 1 < request.prompt.size(); ++i) {
-      const Logprobs ref = compute_logprobs(std::span(scores).subspan(i * vocab, vocab),
-                                            request.prompt[i + 1], 2);
+      const Logprobs ref =
+          compute_logprobs(std::span(scores).subspan(i * vocab, vocab), request.prompt[i + 1], 2);
       EXPECT_NEAR(first->prompt_logprobs[i].chosen.logprob, ref.chosen.logprob, 1e-4);
       EXPECT_EQ(first->prompt_logprobs[i].top.size(), ref.top.size());
     }
