@@ -1,4 +1,5 @@
 // hadron generate: continue prompts (text, chat, token ids or a file of them).
+#include <algorithm>
 #include <cstdio>
 
 #include "app/command.h"
@@ -35,7 +36,10 @@ void print_result(const Prompt& prompt, const GenerationResult& result,
     return;
   }
   std::string line;
-  for (int32_t id : result.completions[0]) line += (line.empty() ? "" : " ") + std::to_string(id);
+  for (int32_t id : result.completions[0]) {
+    if (!line.empty()) line += ' ';
+    line += std::to_string(id);
+  }
   std::printf("%s\n", line.c_str());
 }
 
@@ -67,15 +71,16 @@ void run_generate(const GenerateArgs& args) {
       generate(*model, requests, detokenizer.get(), &stats);
   for (size_t i = 0; i < results.size(); ++i) print_result(prompts[i], results[i], tokenizer.get());
   const double decode_seconds = stats.seconds - stats.first_token_seconds;
+  // Tokens after each prompt's first (none when max_tokens is 0).
+  const double after_first =
+      std::max(0.0, stats.generated_tokens - static_cast<double>(prompts.size()));
   std::fprintf(stderr,
                "%zu prompts (%lld tokens), first tokens after %.3f s; %lld tokens in %.3f s "
                "(%.1f tok/s after the first); finish: %s\n",
                prompts.size(), static_cast<long long>(stats.prompt_tokens),
                stats.first_token_seconds, static_cast<long long>(stats.generated_tokens),
                stats.seconds,
-               decode_seconds > 0
-                   ? (stats.generated_tokens - static_cast<double>(prompts.size())) / decode_seconds
-                   : 0.0,
+               decode_seconds > 0 ? after_first / decode_seconds : 0.0,
                finish_reason_name(results[0].finish_reasons[0]));
 }
 
