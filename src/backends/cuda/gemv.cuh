@@ -150,18 +150,16 @@ __device__ __forceinline__ void norm_prologue(const GemvNormArgs& a, int k, bf16
       if (writer) store8(normed + offset, result);
     }
   };
-  if constexpr (kAhead > 0) {  // the weight's first vectors were loaded before pdl_wait()
+  // The vectors loaded before pdl_wait(), then the rest (the same threads' vectors) batched.
 #pragma unroll
-    for (int j = 0; j < kAhead; ++j) {
-      const int c = threadIdx.x + j * kThreads;
-      if (c < n_vec) scale_vector(c, ahead[j]);
-    }
-    for (int c = threadIdx.x + kAhead * kThreads; c < n_vec; c += kThreads)
-      scale_vector(c, load8(weight + c * 8));
-  } else {
-    prologue_batched<Bf16x8>(
-        n_vec, [&](int c, Bf16x8& scale) { scale = load8(weight + c * 8); }, scale_vector);
+  for (int j = 0; j < kAhead; ++j) {
+    const int c = threadIdx.x + j * kThreads;
+    if (c < n_vec) scale_vector(c, ahead[j]);
   }
+  const int rest = kAhead * kThreads;
+  prologue_batched<Bf16x8>(
+      n_vec - rest, [&](int c, Bf16x8& scale) { scale = load8(weight + (rest + c) * 8); },
+      [&](int c, const Bf16x8& scale) { scale_vector(rest + c, scale); });
   __syncthreads();
 }
 

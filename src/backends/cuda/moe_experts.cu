@@ -340,9 +340,6 @@ size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <bool kMxfp4>
 void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
-  if (launch_moe_decode(args, workspace, stream) ||
-      launch_moe_mxfp4_decode(args, workspace, stream))
-    return;
   auto* activated = static_cast<bf16*>(workspace.activated);
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
@@ -383,9 +380,13 @@ void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cu
 template <bool kMxfp4>
 void launch_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                     cudaStream_t stream) {
+  // The decode kernels where they apply (each checks its weights, token count and shapes).
+  if (launch_moe_decode(args, workspace, stream) ||
+      launch_moe_mxfp4_decode(args, workspace, stream))
+    return;
   if (args.n_tokens <= kMoeSmallMaxTokens)
     launch_small<kMxfp4>(args, workspace, stream);
-  else if (!kMxfp4 || !launch_moe_mxfp4_decode(args, workspace, stream))
+  else
     launch_sorted<kMxfp4>(args, workspace, stream);
 }
 
