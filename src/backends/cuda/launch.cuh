@@ -65,6 +65,31 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_
   launch_pdl_clustered(kernel, grid, block, shared_bytes, stream, 1, std::forward<Args>(args)...);
 }
 
+// Whether a cluster of cluster_x blocks of `threads` threads and `shared_bytes` of dynamic
+// shared memory fits on the current device (checked once per kernel: call it from a static
+// initialiser). Opts the kernel in to non-portable sizes (above 8) first.
+template <typename... Params>
+bool cluster_fits(void (*kernel)(Params...), unsigned cluster_x, int threads, size_t shared_bytes) {
+  if (cluster_x > 8)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster_x;
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(cluster_x);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    (void)cudaGetLastError();  // a device without such clusters is not an error: clear it
+    return false;
+  }
+  return clusters > 0;
+}
+
 // Warps of `kernel` resident on the current device at once, launched in blocks of `threads`
 // with `shared_bytes` of dynamic shared memory (one-wave kernels size their grids by this).
 template <typename... Params>

@@ -239,34 +239,44 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
   if (threadIdx.x == 0) *r.done = 0;
 }
 
-// The router for small routers (kClusterRouterMaxBytes): one cluster of kClusterBlocks blocks,
+// The router for small routers (kClusterRouterMaxBytes): one cluster of kBlocks blocks,
 // whose kClusterWarps warps split the router's rows (a row over several warps when there are
 // fewer experts than warps). Each warp leaves its partial logits in block 0's shared memory;
 // one cluster barrier later block 0 sums them in a fixed order and routes every token, a warp
 // each. Against moe_router_kernel this takes the counter's atomic and two memory fences, and
 // the logits' round trip through L2, off the path between the product and the experts.
-constexpr int kClusterBlocks = 8, kClusterBlockWarps = 16;
-constexpr int kClusterWarps = kClusterBlocks * kClusterBlockWarps;
+// kBlocks is 16 (a non-portable cluster size) where such a cluster can be resident, so each SM
+// streams half the router bytes it would in 8 blocks. H100, same binary, 8 -> 16 blocks:
+// Qwen3-30B-A3B batch 1 323.7 -> 327.4 tok/s, batch 4 527.3 -> 540.0, batch 8 630.7 -> 643.0;
+// gpt-oss-20b batch 1 508.5 -> 509.1, batch 8 1,420.9 -> 1,432.5
+// (bench/results/experiments-2026-11-27-s18.md).
+constexpr int kClusterBlockWarps = 16;
 constexpr int64_t kClusterRouterMaxBytes = 1 << 20;
 
 // Warps per expert row, and block 0's shared floats: partials [tokens][experts][splits],
 // logits [tokens][experts], then 2 * n_experts per routing warp.
-__host__ __device__ int cluster_splits(int n_experts) { return max(1, kClusterWarps / n_experts); }
+template <int kBlocks>
+__host__ __device__ int cluster_splits(int n_experts) {
+  return max(1, kBlocks * kClusterBlockWarps / n_experts);
+}
+template <int kBlocks>
 size_t cluster_shared_bytes(int n_tokens, int n_experts) {
   const int routing_warps = std::min(n_tokens, kClusterBlockWarps);
   return sizeof(float) * n_experts *
-         (size_t{1} * n_tokens * (cluster_splits(n_experts) + 1) + 2 * routing_warps);
+         (size_t{1} * n_tokens * (cluster_splits<kBlocks>(n_experts) + 1) + 2 * routing_warps);
 }
 
+template <int kBlocks>
 __global__ void __launch_bounds__(kClusterBlockWarps * 32)
     moe_router_cluster_kernel(MoeRouterArgs r) {
+  constexpr int kClusterWarps = kBlocks * kClusterBlockWarps;
   extern __shared__ float shared[];
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const MoeRouteArgs& a = r.route;
   const int n_experts = a.n_experts, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int n_tokens = static_cast<int>(a.n_tokens);
-  const int splits = cluster_splits(n_experts), per_pass = kClusterWarps / splits;
+  const int splits = cluster_splits<kBlocks>(n_experts), per_pass = kClusterWarps / splits;
   const int global_warp = static_cast<int>(blockIdx.x) * kClusterBlockWarps + warp;
   const int slice = global_warp % splits, first_expert = global_warp / splits;
   const int n_vec = static_cast<int>(r.hidden / 8);
@@ -327,15 +337,21 @@ void launch_moe_route(const MoeRouteArgs& args, cudaStream_t stream) {
 
 void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream) {
   if (args.route.n_tokens == 0) return;
-  const int n_experts = args.route.n_experts;
-  const size_t cluster_bytes =
-      cluster_shared_bytes(static_cast<int>(args.route.n_tokens), n_experts);
-  if (n_experts * args.hidden * int64_t{sizeof(bf16)} <= kClusterRouterMaxBytes &&
-      cluster_bytes <= kSharedWithoutOptIn) {
-    launch_pdl_clustered(moe_router_cluster_kernel, dim3(kClusterBlocks),
-                         dim3(kClusterBlockWarps * 32), cluster_bytes, stream, kClusterBlocks,
-                         args);
-    return;
+  const int n_experts = args.route.n_experts, n_tokens = static_cast<int>(args.route.n_tokens);
+  if (n_experts * args.hidden * int64_t{sizeof(bf16)} <= kClusterRouterMaxBytes) {
+    constexpr int kThreads = kClusterBlockWarps * 32;
+    static const bool sixteen =
+        cluster_fits(moe_router_cluster_kernel<16>, 16, kThreads, kSharedWithoutOptIn);
+    if (sixteen && cluster_shared_bytes<16>(n_tokens, n_experts) <= kSharedWithoutOptIn) {
+      launch_pdl_clustered(moe_router_cluster_kernel<16>, dim3(16), dim3(kThreads),
+                           cluster_shared_bytes<16>(n_tokens, n_experts), stream, 16, args);
+      return;
+    }
+    if (cluster_shared_bytes<8>(n_tokens, n_experts) <= kSharedWithoutOptIn) {
+      launch_pdl_clustered(moe_router_cluster_kernel<8>, dim3(8), dim3(kThreads),
+                           cluster_shared_bytes<8>(n_tokens, n_experts), stream, 8, args);
+      return;
+    }
   }
   launch_routing(moe_router_kernel, static_cast<unsigned>(ceil_div(args.route.n_experts, kWarps)),
                  args.route.n_experts, args, stream);
