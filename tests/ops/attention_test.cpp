@@ -186,6 +186,14 @@ TEST_F(AttentionTest, DecodeHeadDim256Group8LargeBlocks) {
 TEST_F(AttentionTest, DecodeHeadDim64Group2SlidingWindowSplits) {
   run_case({4, 2, 64, 16, {{1, 9000}, {1, 300}}, 1000});
 }
+// 512 CTAs (a sequence and KV head each): more than a wave of four-warp CTAs, less than one of
+// two-warp ones, which these take on an H100.
+TEST_F(AttentionTest, DecodeQwen3Batch64TwoWarpCtas) {
+  run_case({32, 8, 128, 16, decode_batch(rng_, 64, 600)});
+}
+TEST_F(AttentionTest, DecodeQwen3MoeShapeBatch128TwoWarpCtas) {
+  run_case({32, 4, 128, 16, decode_batch(rng_, 128, 300)});
+}
 TEST_F(AttentionTest, DecodeQwen3Batch128Contexts1000To2000) {
   std::vector<Seq> seqs = decode_batch(rng_, 128, 1000);
   for (Seq& s : seqs) s.kv_len += 1000;

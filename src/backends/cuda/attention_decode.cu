@@ -3,9 +3,10 @@
 //
 // Grid (split, kv_head, seq). A CTA serves all query heads of one KV head (the GQA group, rows of
 // an m16 tile; rows past the group are zero) for one chunk of the context, so each K/V row is read
-// once per group. Its kWarps warps take the chunk's 16-key tiles in turn (tile j to warp j %
-// kWarps); each warp streams its tiles through its own kRing-deep cp.async ring in shared memory,
-// so kRing - 1 tiles per warp are always in flight with no CTA-wide barrier, and fetches the
+// once per group. Its kW warps (kWarps; kNarrowWarps for some one-split launches) take the
+// chunk's 16-key tiles in turn (tile j to warp j % kW); each warp streams its tiles through its
+// own kRing-deep cp.async ring in shared memory, so kRing - 1 tiles per warp are always in
+// flight with no CTA-wide barrier, and fetches the
 // block-table entry of the tile it loads next one tile early. S = Q K^T and O += P V run on
 // mma.sync m16n8k16 with P reused from the S accumulators (FA2). The warps merge their
 // online-softmax states in shared memory at the end. Where one split covers the whole context the
@@ -28,7 +29,7 @@
 namespace hadron::cuda {
 namespace {
 
-constexpr int kWarps = 4, kThreads = kWarps * 32, kTileKeys = 16, kMaxGroup = 8;
+constexpr int kWarps = 4, kTileKeys = 16, kMaxGroup = 8;
 // A split covers at least one tile per warp.
 constexpr int kMinKeysPerSplit = kWarps * kTileKeys;
 
@@ -46,10 +47,17 @@ constexpr int kStages = kD == 64    ? 4
 // sequences 4,987 -> 4,974 (bench/results/experiments-2026-11-27-s14.md).
 template <int kD>
 constexpr int kOneSplitStages = kD == 128 ? 2 : kStages<kD>;
+// One-split launches at head_dim 128 whose CTAs all fit on the GPU at once in two-warp CTAs
+// (32 KB rings, six a SM) but not in four-warp ones take two-warp CTAs: one wave instead of 1.3.
+// H100, one machine, 4 -> 2 warps: Qwen3-8B 64 sequences (512 CTAs) 8,989 -> 9,117 tok/s,
+// Qwen3-30B-A3B 128 sequences (512 CTAs) 4,980 -> 5,014; Qwen3-8B 128 sequences (1,024 CTAs,
+// more than a wave either way; 15,774 -> 15,716 in two) stays with four
+// (bench/results/experiments-2026-11-27-s18.md).
+constexpr int kNarrowWarps = 2;
 template <int kD>
 constexpr int kTileBytes = kTileKeys * kD * 2;
-template <int kD, int kRing>
-constexpr size_t kSharedBytes = size_t{kWarps} * kRing * 2 * kTileBytes<kD>;
+template <int kD, int kRing, int kW = kWarps>
+constexpr size_t kSharedBytes = size_t{kW} * kRing * 2 * kTileBytes<kD>;
 
 // Splitting aims at kCtasPerSm CTAs per SM (8 warps: what the head_dim-128 rings of two 4-warp CTAs
 // fill). The number of splits depends only on the batch's shape (never on context lengths), so a
@@ -166,10 +174,10 @@ __device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&
 
 // kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
 // through distributed shared memory instead of the combine kernel.
-template <int kD, int kRing, bool kCluster>
-__global__ void __launch_bounds__(kThreads)
+template <int kD, int kRing, bool kCluster, int kW = kWarps>
+__global__ void __launch_bounds__(kW * 32)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
-  constexpr int kChunks = kD / 8;
+  constexpr int kChunks = kD / 8, kThreads = kW * 32;
   extern __shared__ __align__(128) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int group_size = args.n_heads / args.n_kv_heads;
@@ -194,9 +202,9 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* v_cache = static_cast<const bf16*>(args.v_cache) + kv_head * kD;
   const int32_t* block_table = args.block_tables + int64_t{seq} * args.max_blocks_per_seq;
   const int n_chunk_tiles = (end - begin + kTileKeys - 1) / kTileKeys;
-  const int n_tiles = n_chunk_tiles > warp ? (n_chunk_tiles - warp + kWarps - 1) / kWarps : 0;
+  const int n_tiles = n_chunk_tiles > warp ? (n_chunk_tiles - warp + kW - 1) / kW : 0;
   const int slot_key = lane % kTileKeys;
-  auto tile_key0 = [&](int j) { return begin + (j * kWarps + warp) * kTileKeys; };
+  auto tile_key0 = [&](int j) { return begin + (j * kW + warp) * kTileKeys; };
   // The block-table entry of key lane % 16 of this warp's tile j, or -1 past the end.
   auto page_of = [&](int j) {
     const int key = tile_key0(j) + slot_key;
@@ -290,16 +298,16 @@ __global__ void __launch_bounds__(kThreads)
   st.l += __shfl_xor_sync(0xffffffffu, st.l, 1);
   st.l += __shfl_xor_sync(0xffffffffu, st.l, 2);
 
-  // Merge the warps: [kWarps][kMaxGroup] rows of kD floats, maxima and sums, over the ring.
-  static_assert(kWarps * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing>);
+  // Merge the warps: [kW][kMaxGroup] rows of kD floats, maxima and sums, over the ring.
+  static_assert(kW * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing, kW>);
   float* slot_o = reinterpret_cast<float*>(smem);
-  float* slot_m = slot_o + kWarps * kMaxGroup * kD;
-  float* slot_l = slot_m + kWarps * kMaxGroup;
+  float* slot_m = slot_o + kW * kMaxGroup * kD;
+  float* slot_l = slot_m + kW * kMaxGroup;
   // kCluster: this CTA's merged state per head of the group, read by the cluster's merge.
-  float* cta_o = slot_l + kWarps * kMaxGroup;
+  float* cta_o = slot_l + kW * kMaxGroup;
   float* cta_m = cta_o + kMaxGroup * kD;
   float* cta_l = cta_m + kMaxGroup;
-  static_assert((kWarps + 1) * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing>);
+  static_assert((kW + 1) * kMaxGroup * (kD + 2) * sizeof(float) <= kSharedBytes<kD, kRing, kW>);
   __syncthreads();  // every warp is done with its ring
   if (row < group_size) {
     float* o_row = slot_o + (warp * kMaxGroup + row) * kD + 2 * (lane % 4);
@@ -321,10 +329,10 @@ __global__ void __launch_bounds__(kThreads)
     const float sink = single ? sink_log2(args, head) : -INFINITY;
     float max_all = fmaxf(-FLT_MAX, sink);
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, slot_m[w * kMaxGroup + g]);
+    for (int w = 0; w < kW; ++w) max_all = fmaxf(max_all, slot_m[w * kMaxGroup + g]);
     float sum = exp2f(sink - max_all), acc = 0;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
+    for (int w = 0; w < kW; ++w) {
       const float weight = exp2f(slot_m[w * kMaxGroup + g] - max_all);
       sum += slot_l[w * kMaxGroup + g] * weight;
       acc += slot_o[(w * kMaxGroup + g) * kD + d] * weight;
@@ -420,15 +428,28 @@ bool clusters_enabled() {
 
 // The decode kernel over n_splits splits with a kRing-deep ring (clustered: the splits of a
 // context form one cluster).
-template <int kD, int kRing, bool kCluster>
+template <int kD, int kRing, bool kCluster, int kW = kWarps>
 void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cudaStream_t stream) {
-  const auto kernel = attention_decode_kernel<kD, kRing, kCluster>;
+  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW>;
   // Per launch, not once: the attribute belongs to the current device.
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSharedBytes<kD, kRing>)));
-  launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kThreads),
-                       kSharedBytes<kD, kRing>, stream, kCluster ? n_splits : 1, args,
+                                  static_cast<int>(kSharedBytes<kD, kRing, kW>)));
+  launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kW * 32),
+                       kSharedBytes<kD, kRing, kW>, stream, kCluster ? n_splits : 1, args,
                        args.scale * kLog2e, workspace);
+}
+
+// How many one-split CTAs of kW warps at head_dim 128 the device holds at once.
+template <int kW>
+int64_t one_split_wave() {
+  constexpr int kRing = kOneSplitStages<128>;
+  static const int64_t ctas = [] {
+    const auto kernel = attention_decode_kernel<128, kRing, false, kW>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kSharedBytes<128, kRing, kW>)));
+    return resident_warps(kernel, kW * 32, kSharedBytes<128, kRing, kW>) / kW;
+  }();
+  return ctas;
 }
 
 template <int kD>
@@ -442,6 +463,12 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
     n_splits = kClusterSplits;
     launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
   } else if (n_splits == 1) {
+    const int64_t ctas = int64_t{args.n_seqs} * args.n_kv_heads;
+    if constexpr (kD == 128) {
+      if (ctas > one_split_wave<kWarps>() && ctas <= one_split_wave<kNarrowWarps>())
+        return launch_decode<kD, kOneSplitStages<kD>, false, kNarrowWarps>(args, workspace,
+                                                                           n_splits, stream);
+    }
     launch_decode<kD, kOneSplitStages<kD>, false>(args, workspace, n_splits, stream);
   } else {
     launch_decode<kD, kStages<kD>, false>(args, workspace, n_splits, stream);
