@@ -126,7 +126,10 @@ class Bench {
 
 std::string dims(std::initializer_list<int64_t> values) {
   std::string text;
-  for (int64_t v : values) text += (text.empty() ? "" : "x") + std::to_string(v);
+  for (int64_t v : values) {
+    if (!text.empty()) text += 'x';
+    text += std::to_string(v);
+  }
   return text;
 }
 
