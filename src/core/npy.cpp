@@ -10,11 +10,16 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 
+// "(3,)" or "(2, 3)", as Python prints a tuple (appended piece by piece: GCC 12 warns, falsely,
+// about "(" + std::string under -Wrestrict).
 std::string shape_text(const std::vector<int64_t>& shape) {
-  if (shape.size() == 1) return "(" + std::to_string(shape[0]) + ",)";
-  std::string text;
-  for (int64_t dim : shape) text += (text.empty() ? "" : ", ") + std::to_string(dim);
-  return "(" + text + ")";
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  text += shape.size() == 1 ? ",)" : ")";
+  return text;
 }
 
 }  // namespace
