@@ -133,8 +133,8 @@ std::string dims(std::initializer_list<int64_t> values) {
   return text;
 }
 
-void Bench::linear(const std::string& phase, const std::string& op, int64_t m, int64_t n,
-                   int64_t k, bool out_f32, int per_layer) {
+void Bench::linear(const std::string& phase, const std::string& op, int64_t m, int64_t n, int64_t k,
+                   bool out_f32, int per_layer) {
   const double bytes = 2.0 * (n * k + m * k) + (out_f32 ? 4.0 : 2.0) * m * n;
   const double flops = 2.0 * m * n * k;
   const int copies = copies_for(bytes);
@@ -200,11 +200,25 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
     for (int s = 0; s <= n_seqs; ++s) cu[s] = s * q_len;
     std::fill(kv.begin(), kv.end(), kv_len);
     void* attn_out = arena_.bf16(m * kHeads * kHeadDim);
-    AttentionArgs args{q_out, k_cache, v_cache, attn_out,
-                       static_cast<int32_t*>(arena_.i32(cu)), static_cast<int32_t*>(arena_.i32(kv)),
-                       static_cast<int32_t*>(arena_.i32(tables)), n_seqs, static_cast<int>(m),
-                       q_len, kv_len, kBlockSize, blocks_per_seq, kHeads, kKvHeads, kHeadDim,
-                       0.0883883f, 0, nullptr};
+    AttentionArgs args{q_out,
+                       k_cache,
+                       v_cache,
+                       attn_out,
+                       static_cast<int32_t*>(arena_.i32(cu)),
+                       static_cast<int32_t*>(arena_.i32(kv)),
+                       static_cast<int32_t*>(arena_.i32(tables)),
+                       n_seqs,
+                       static_cast<int>(m),
+                       q_len,
+                       kv_len,
+                       kBlockSize,
+                       blocks_per_seq,
+                       kHeads,
+                       kKvHeads,
+                       kHeadDim,
+                       0.0883883f,
+                       0,
+                       nullptr};
     const double kv_bytes = 2.0 * 2 * n_seqs * kv_len * kKvHeads * kHeadDim;
     const double causal_pairs = n_seqs * (double(q_len) * kv_len - double(q_len) * (q_len - 1) / 2);
     const double attn_flops = 4.0 * causal_pairs * kHeads * kHeadDim;
@@ -243,8 +257,16 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
     std::vector<int32_t> seeds_words(2 * rows, 7);
     auto* seeds = static_cast<uint64_t*>(arena_.i32(seeds_words));
     auto* tokens = static_cast<int32_t*>(arena_.i32(zeros));
-    SampleArgs greedy{logits, upload_f32(temps), static_cast<int32_t*>(arena_.i32(zeros)),
-                      upload_f32(ones), upload_f32(nothing), seeds, seeds, tokens, rows, kVocab};
+    SampleArgs greedy{logits,
+                      upload_f32(temps),
+                      static_cast<int32_t*>(arena_.i32(zeros)),
+                      upload_f32(ones),
+                      upload_f32(nothing),
+                      seeds,
+                      seeds,
+                      tokens,
+                      rows,
+                      kVocab};
     add(phase, "sample greedy", dims({rows, kVocab}), "", 4.0 * rows * kVocab, 0, 0,
         [&](int) { launch_sample(greedy, stream_); });
     SampleArgs top_p = greedy;
@@ -277,10 +299,25 @@ void Bench::decode_attention(const std::string& phase, const std::vector<int>& k
   const double kv_bytes = 2.0 * 2 * keys * kKvHeads * kHeadDim;
   const int64_t cache_elems = int64_t{n_blocks} * kBlockSize * kKvHeads * kHeadDim;
   const std::vector<int32_t> lens(kv_lens.begin(), kv_lens.end());
-  AttentionArgs base{nullptr, nullptr, nullptr, nullptr, static_cast<int32_t*>(arena_.i32(cu)),
+  AttentionArgs base{nullptr,
+                     nullptr,
+                     nullptr,
+                     nullptr,
+                     static_cast<int32_t*>(arena_.i32(cu)),
                      static_cast<int32_t*>(arena_.i32(lens)),
-                     static_cast<int32_t*>(arena_.i32(tables)), n_seqs, n_seqs, 1, max_kv,
-                     kBlockSize, max_blocks, kHeads, kKvHeads, kHeadDim, 0.0883883f, 0, nullptr};
+                     static_cast<int32_t*>(arena_.i32(tables)),
+                     n_seqs,
+                     n_seqs,
+                     1,
+                     max_kv,
+                     kBlockSize,
+                     max_blocks,
+                     kHeads,
+                     kKvHeads,
+                     kHeadDim,
+                     0.0883883f,
+                     0,
+                     nullptr};
   const int copies = copies_for(kv_bytes);
   std::vector<AttentionArgs> args(copies, base);
   for (AttentionArgs& a : args) {
@@ -289,8 +326,8 @@ void Bench::decode_attention(const std::string& phase, const std::vector<int>& k
     a.k_cache = arena_.bf16(cache_elems);
     a.v_cache = arena_.bf16(cache_elems);
   }
-  auto* workspace = static_cast<float*>(
-      arena_.f32(std::max<size_t>(1, decode_workspace_floats(base, n_sms_))));
+  auto* workspace =
+      static_cast<float*>(arena_.f32(std::max<size_t>(1, decode_workspace_floats(base, n_sms_))));
   add(phase, "attention", "decode " + shape, "split-kv", kv_bytes, 4.0 * keys * kHeads * kHeadDim,
       per_layer, [&](int c) { launch_attention_decode(args[c], workspace, n_sms_, stream_); });
 }
@@ -304,10 +341,16 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
   };
   std::vector<Layer> layers(kLayers);
   for (Layer& l : layers)
-    l = {arena_.bf16(qkv_width * kHidden), arena_.bf16(kHidden * kHeads * kHeadDim),
-         arena_.bf16(2 * kInter * kHidden), arena_.bf16(kHidden * kInter), arena_.bf16(kHidden),
-         arena_.bf16(kHidden), arena_.bf16(kHeadDim), arena_.bf16(kHeadDim),
-         arena_.bf16(cache_elems), arena_.bf16(cache_elems)};
+    l = {arena_.bf16(qkv_width * kHidden),
+         arena_.bf16(kHidden * kHeads * kHeadDim),
+         arena_.bf16(2 * kInter * kHidden),
+         arena_.bf16(kHidden * kInter),
+         arena_.bf16(kHidden),
+         arena_.bf16(kHidden),
+         arena_.bf16(kHeadDim),
+         arena_.bf16(kHeadDim),
+         arena_.bf16(cache_elems),
+         arena_.bf16(cache_elems)};
   void* final_norm = arena_.bf16(kHidden);
   void* lm_head = arena_.bf16(kVocab * kHidden);
   void *x = arena_.bf16(m * kHidden), *residual = arena_.bf16(m * kHidden),
@@ -323,10 +366,25 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
   auto* cos_sin = static_cast<const float*>(arena_.f32(4096 * kHeadDim));
   auto* slot_ptr = static_cast<int32_t*>(arena_.i32(slots));
   auto* pos_ptr = static_cast<int32_t*>(arena_.i32(positions));
-  AttentionArgs args{q, nullptr, nullptr, attn, static_cast<int32_t*>(arena_.i32(cu)),
-                     static_cast<int32_t*>(arena_.i32(kv)), static_cast<int32_t*>(arena_.i32(tables)),
-                     n_seqs, static_cast<int>(m), 1, kv_len, kBlockSize, blocks_per_seq, kHeads,
-                     kKvHeads, kHeadDim, 0.0883883f, 0, nullptr};
+  AttentionArgs args{q,
+                     nullptr,
+                     nullptr,
+                     attn,
+                     static_cast<int32_t*>(arena_.i32(cu)),
+                     static_cast<int32_t*>(arena_.i32(kv)),
+                     static_cast<int32_t*>(arena_.i32(tables)),
+                     n_seqs,
+                     static_cast<int>(m),
+                     1,
+                     kv_len,
+                     kBlockSize,
+                     blocks_per_seq,
+                     kHeads,
+                     kKvHeads,
+                     kHeadDim,
+                     0.0883883f,
+                     0,
+                     nullptr};
   auto* workspace = static_cast<float*>(arena_.f32(decode_workspace_max_floats(n_sms_)));
   std::vector<float> zero_f(n_seqs, 0.0f), one_f(n_seqs, 1.0f);
   auto upload_f32 = [&](const std::vector<float>& v) {
@@ -336,9 +394,16 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
   };
   std::vector<int32_t> seed_words(2 * n_seqs, 3);
   auto* seeds = static_cast<uint64_t*>(arena_.i32(seed_words));
-  SampleArgs greedy{logits, upload_f32(zero_f), static_cast<int32_t*>(arena_.i32(zeros)),
-                    upload_f32(one_f), upload_f32(zero_f), seeds, seeds,
-                    static_cast<int32_t*>(arena_.i32(zeros)), m, kVocab};
+  SampleArgs greedy{logits,
+                    upload_f32(zero_f),
+                    static_cast<int32_t*>(arena_.i32(zeros)),
+                    upload_f32(one_f),
+                    upload_f32(zero_f),
+                    seeds,
+                    seeds,
+                    static_cast<int32_t*>(arena_.i32(zeros)),
+                    m,
+                    kVocab};
   auto step = [&] {
     for (const Layer& l : layers) {
       launch_rms_norm(x, residual, residual, l.norm1, normed, m, kHidden, 1e-6f, stream_);
@@ -389,16 +454,16 @@ void Bench::print(FILE* out, bool markdown) const {
     const double floor_us = std::max(r.bytes / kBandwidth, r.flops / kFlops) * 1e6;
     std::snprintf(buf, sizeof buf, "%s%-8s%s%-16s%s%-24s%s%-9s%s%9.1f%s%8.2f%s%8.1f%s%6.0f%%%s",
                   markdown ? "| " : "", r.phase.c_str(), sep, r.op.c_str(), sep, r.shape.c_str(),
-                  sep, (r.path + (r.per_layer < 0 ? "*" : "")).c_str(), sep, r.us, sep, tbs, sep, tflops, sep,
-                  100.0 * floor_us / r.us, markdown ? " |" : "");
+                  sep, (r.path + (r.per_layer < 0 ? "*" : "")).c_str(), sep, r.us, sep, tbs, sep,
+                  tflops, sep, 100.0 * floor_us / r.us, markdown ? " |" : "");
     line(buf);
   }
   // Modelled step: the kernels the backend would run (paths marked * are not in it).
   line("");
   line("* not in the modelled step (the slower GEMM path, or a sampling variant)");
   line("");
-  std::snprintf(buf, sizeof buf, "%s%-8s%s%12s%s%12s%s%14s%s", markdown ? "| " : "", "phase",
-                sep, "layer us", sep, "step ms", sep, "model tok/s", markdown ? " |" : "");
+  std::snprintf(buf, sizeof buf, "%s%-8s%s%12s%s%12s%s%14s%s", markdown ? "| " : "", "phase", sep,
+                "layer us", sep, "step ms", sep, "model tok/s", markdown ? " |" : "");
   line(buf);
   if (markdown) line("|---|---:|---:|---:|");
   std::vector<std::string> phases;

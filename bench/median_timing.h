@@ -14,8 +14,7 @@ namespace hadron::cuda {
 // Median time per launch of `launch(copy)` in microseconds, copy rotating over n_copies
 // input sets. Each repeat times kBatch back-to-back launches, so the launch latency that a
 // stream (or a graph) hides is not counted against short kernels.
-inline double median_us(cudaStream_t stream, int n_copies,
-                        const std::function<void(int)>& launch) {
+inline double median_us(cudaStream_t stream, int n_copies, const std::function<void(int)>& launch) {
   constexpr int kWarmup = 5, kRepeats = 30, kBatch = 10;
   for (int i = 0; i < kWarmup; ++i) launch(i % n_copies);
   std::vector<cudaEvent_t> events(2 * kRepeats);

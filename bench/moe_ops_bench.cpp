@@ -106,8 +106,8 @@ void bench_shape(const Shape& s, cudaStream_t stream, std::vector<Row>& rows) {
       }
       ids[c] = memory.upload(picks);
       std::sort(picks.begin(), picks.end());
-      distinct_experts += static_cast<double>(std::unique(picks.begin(), picks.end()) -
-                                              picks.begin());
+      distinct_experts +=
+          static_cast<double>(std::unique(picks.begin(), picks.end()) - picks.begin());
     }
     const float* weights = memory.upload(std::vector<float>(n_pairs, 1.0f / s.top_k));
     const void* x = memory.upload(random_bf16(n_tokens * H, state));

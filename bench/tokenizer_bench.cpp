@@ -72,11 +72,14 @@ int main(int argc, char** argv) {
   const std::vector<int32_t> ids = tokenizer.encode(document, false);
   const std::string text = tokenizer.decode(ids, false);
   size_t sink = 0;
-  const double encodes = calls_per_second(seconds, [&] { sink += tokenizer.encode(document, false).size(); });
-  const double decodes = calls_per_second(seconds, [&] { sink += tokenizer.decode(ids, false).size(); });
-  std::printf("{\"document_bytes\": %zu, \"ids\": %zu, \"encode_mb_s\": %.2f, \"decode_mb_s\": %.2f, "
-              "\"sink\": %zu}\n",
-              document.size(), ids.size(), encodes * static_cast<double>(document.size()) / 1e6,
-              decodes * static_cast<double>(text.size()) / 1e6, sink % 10);
+  const double encodes =
+      calls_per_second(seconds, [&] { sink += tokenizer.encode(document, false).size(); });
+  const double decodes =
+      calls_per_second(seconds, [&] { sink += tokenizer.decode(ids, false).size(); });
+  std::printf(
+      "{\"document_bytes\": %zu, \"ids\": %zu, \"encode_mb_s\": %.2f, \"decode_mb_s\": %.2f, "
+      "\"sink\": %zu}\n",
+      document.size(), ids.size(), encodes * static_cast<double>(document.size()) / 1e6,
+      decodes * static_cast<double>(text.size()) / 1e6, sink % 10);
   return 0;
 }

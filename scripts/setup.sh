@@ -13,7 +13,7 @@ packages=(
 # Tools, checked as commands (a machine may have them from elsewhere, e.g. Node.js).
 declare -A tool_packages=(
   [cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-config]=pkg-config [ccache]=ccache
-  [git]=git [clang++]=clang [node]=nodejs [npm]=npm
+  [git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format
 )
 
 missing=()

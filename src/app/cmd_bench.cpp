@@ -43,8 +43,8 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int64_t len, int64_t vocab
 }
 
 struct LatencyRun {
-  double prefill_seconds = 0;  // until every sequence has its first token
-  double decode_seconds = 0;   // the remaining output_len - 1 steps
+  double prefill_seconds = 0;                     // until every sequence has its first token
+  double decode_seconds = 0;                      // the remaining output_len - 1 steps
   uint64_t decode_from_ns = 0, decode_to_ns = 0;  // the kernel tracer's clock, when tracing
 };
 
@@ -79,8 +79,7 @@ void write_kernel_trace(const BenchArgs& args, const LatencyRun& run) {
 #if HADRON_HAVE_CUDA
   const std::vector<KernelSpan> spans =
       cuda::kernel_trace_stop(run.decode_from_ns, run.decode_to_ns);
-  const std::string table =
-      format_kernel_timeline(summarise_kernels(spans), args.output_len - 1);
+  const std::string table = format_kernel_timeline(summarise_kernels(spans), args.output_len - 1);
   std::fprintf(stderr, "decode kernels (traced run):\n%s", table.c_str());
   std::ofstream(args.kernel_trace) << table;
   std::ofstream csv(args.kernel_trace + ".csv");
@@ -142,8 +141,8 @@ void run_latency(BenchArgs args) {
         "\"end_to_end_seconds\": %.6f}\n",
         model->config().architecture.c_str(), model->backend().name().c_str(),
         static_cast<long long>(args.batch), static_cast<long long>(args.input_len),
-        static_cast<long long>(args.output_len), load_seconds, prefill_s, prefill_tps,
-        decode_tps, tpot_ms, prefill_s + decode_s);
+        static_cast<long long>(args.output_len), load_seconds, prefill_s, prefill_tps, decode_tps,
+        tpot_ms, prefill_s + decode_s);
     return;
   }
   std::printf("batch %lld, input %lld, output %lld on %s (median of %d)\n",
@@ -191,27 +190,28 @@ void run_throughput(BenchArgs args) {
       1e3 * stats.engine.host_seconds / std::max<int64_t>(1, stats.engine.n_steps);
   const EngineStats& e = stats.engine;
   if (args.json) {
-    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"num_prompts\": %lld, \"input_len\": "
-                "%lld, \"output_len\": %lld, \"seconds\": %.3f, \"requests_per_s\": %.3f, "
-                "\"input_tok_s\": %.1f, \"output_tok_s\": %.1f, \"total_tok_s\": %.1f, "
-                "\"steps\": %lld, \"preemptions\": %lld, \"recomputed_tokens\": %lld, "
-                "\"host_ms_per_step\": %.4f, ",
-                model->config().architecture.c_str(), model->backend().name().c_str(),
-                static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
-                static_cast<long long>(args.output_len), stats.seconds, rps, in_tps, out_tps,
-                in_tps + out_tps, static_cast<long long>(stats.steps),
-                static_cast<long long>(e.n_preemptions),
-                static_cast<long long>(e.n_recomputed_tokens), host_ms_per_step);
+    std::printf(
+        "{\"model\": \"%s\", \"device\": \"%s\", \"num_prompts\": %lld, \"input_len\": "
+        "%lld, \"output_len\": %lld, \"seconds\": %.3f, \"requests_per_s\": %.3f, "
+        "\"input_tok_s\": %.1f, \"output_tok_s\": %.1f, \"total_tok_s\": %.1f, "
+        "\"steps\": %lld, \"preemptions\": %lld, \"recomputed_tokens\": %lld, "
+        "\"host_ms_per_step\": %.4f, ",
+        model->config().architecture.c_str(), model->backend().name().c_str(),
+        static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
+        static_cast<long long>(args.output_len), stats.seconds, rps, in_tps, out_tps,
+        in_tps + out_tps, static_cast<long long>(stats.steps),
+        static_cast<long long>(e.n_preemptions), static_cast<long long>(e.n_recomputed_tokens),
+        host_ms_per_step);
     print_step_kind_json("decode_steps", e.decode_steps, ", ");
     print_step_kind_json("mixed_steps", e.mixed_steps, ", ");
     print_step_kind_json("prefill_steps", e.prefill_steps, "}\n");
     return;
   }
-  std::printf("%lld prompts, input %lld, output %lld on %s in %.2f s (%lld steps, %lld preemptions)\n",
-              static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
-              static_cast<long long>(args.output_len), model->backend().name().c_str(),
-              stats.seconds, static_cast<long long>(stats.steps),
-              static_cast<long long>(stats.engine.n_preemptions));
+  std::printf(
+      "%lld prompts, input %lld, output %lld on %s in %.2f s (%lld steps, %lld preemptions)\n",
+      static_cast<long long>(args.num_prompts), static_cast<long long>(args.input_len),
+      static_cast<long long>(args.output_len), model->backend().name().c_str(), stats.seconds,
+      static_cast<long long>(stats.steps), static_cast<long long>(stats.engine.n_preemptions));
   std::printf("  %.2f requests/s, %.1f input tok/s, %.1f output tok/s, %.1f total tok/s\n", rps,
               in_tps, out_tps, in_tps + out_tps);
   std::printf("  host scheduling + postprocessing: %.3f ms per step\n", host_ms_per_step);
@@ -242,8 +242,7 @@ void setup_bench(CLI::App& app) {
                       "spans) through CUPTI; the traced runs may run a little slower");
   latency->callback([latency_args] { run_latency(*latency_args); });
   auto throughput_args = std::make_shared<BenchArgs>();
-  CLI::App* throughput =
-      bench->add_subcommand("throughput", "offline throughput of many requests");
+  CLI::App* throughput = bench->add_subcommand("throughput", "offline throughput of many requests");
   add_shape_flags(*throughput, *throughput_args);
   throughput->add_option("--num-prompts", throughput_args->num_prompts, "requests");
   throughput->callback([throughput_args] { run_throughput(*throughput_args); });

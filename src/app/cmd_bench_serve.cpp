@@ -105,22 +105,28 @@ RequestResult send_one(httplib::Client& client, const std::string& body) {
   } else if (response->status != 200) {  // the server's message where its body has one
     const Json body = Json::parse(timer.unparsed(), nullptr, false);
     const Json::json_pointer message("/error/message");
-    result.error = body.contains(message) && body.at(message).is_string()
-                       ? fmt::format("HTTP {}: {}", response->status,
-                                     body.at(message).get<std::string>())
-                       : fmt::format("HTTP {}", response->status);
+    result.error =
+        body.contains(message) && body.at(message).is_string()
+            ? fmt::format("HTTP {}: {}", response->status, body.at(message).get<std::string>())
+            : fmt::format("HTTP {}", response->status);
   }
   result.ok = result.error.empty() && result.output_tokens > 0;
   if (result.error.empty() && !result.ok) result.error = "no usage in the stream";
   return result;
 }
 
-std::string request_body(const ServeBenchArgs& args, const std::string& model, std::mt19937_64& rng) {
+std::string request_body(const ServeBenchArgs& args, const std::string& model,
+                         std::mt19937_64& rng) {
   std::uniform_int_distribution<int32_t> token(args.token_id_low, args.token_id_high);
   std::vector<int32_t> prompt(args.input_len);
   for (int32_t& t : prompt) t = token(rng);
-  return Json{{"model", model}, {"prompt", prompt}, {"max_tokens", args.output_len},
-              {"ignore_eos", true}, {"temperature", 0}, {"stream", true}, {"return_token_ids", true},
+  return Json{{"model", model},
+              {"prompt", prompt},
+              {"max_tokens", args.output_len},
+              {"ignore_eos", true},
+              {"temperature", 0},
+              {"stream", true},
+              {"return_token_ids", true},
               {"stream_options", {{"include_usage", true}}}}
       .dump();
 }
@@ -151,7 +157,9 @@ Summary summarize(std::vector<double> values) {
   Summary s;
   if (values.empty()) return s;
   std::sort(values.begin(), values.end());
-  const auto at = [&](double q) { return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))] * 1e3; };
+  const auto at = [&](double q) {
+    return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))] * 1e3;
+  };
   double sum = 0;
   for (double v : values) sum += v;
   s.mean = sum / values.size() * 1e3;
@@ -170,19 +178,24 @@ void report(const ServeBenchArgs& args, const std::vector<RequestResult>& result
     output_tokens += r.output_tokens;
     ttft.push_back(r.ttft);
     e2e.push_back(r.e2e);
-    if (r.output_tokens > 1) tpot.push_back((r.e2e - r.ttft) / static_cast<double>(r.output_tokens - 1));
+    if (r.output_tokens > 1)
+      tpot.push_back((r.e2e - r.ttft) / static_cast<double>(r.output_tokens - 1));
     itl.insert(itl.end(), r.itl.begin(), r.itl.end());
   }
   const int64_t input_tokens = n_ok * args.input_len;
-  Json out = {{"completed", n_ok}, {"failed", static_cast<int64_t>(results.size()) - n_ok},
-              {"duration_s", seconds}, {"request_throughput", n_ok / seconds},
-              {"output_throughput", output_tokens / seconds},
-              {"total_token_throughput", (input_tokens + output_tokens) / seconds},
-              {"input_len", args.input_len}, {"output_len", args.output_len},
-              {"request_rate", std::isinf(args.request_rate) ? Json("inf") : Json(args.request_rate)},
-              {"max_concurrency", args.max_concurrency}};
-  for (const auto& [name, values] : {std::pair{"ttft_ms", &ttft}, {"tpot_ms", &tpot},
-                                     {"itl_ms", &itl}, {"e2el_ms", &e2e}}) {
+  Json out = {
+      {"completed", n_ok},
+      {"failed", static_cast<int64_t>(results.size()) - n_ok},
+      {"duration_s", seconds},
+      {"request_throughput", n_ok / seconds},
+      {"output_throughput", output_tokens / seconds},
+      {"total_token_throughput", (input_tokens + output_tokens) / seconds},
+      {"input_len", args.input_len},
+      {"output_len", args.output_len},
+      {"request_rate", std::isinf(args.request_rate) ? Json("inf") : Json(args.request_rate)},
+      {"max_concurrency", args.max_concurrency}};
+  for (const auto& [name, values] :
+       {std::pair{"ttft_ms", &ttft}, {"tpot_ms", &tpot}, {"itl_ms", &itl}, {"e2el_ms", &e2e}}) {
     const Summary s = summarize(*values);
     out[name] = {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
   }
@@ -217,7 +230,8 @@ void run_bench_serve(const ServeBenchArgs& args) {
   std::vector<std::string> bodies;
   for (int64_t i = 0; i < args.num_prompts; ++i) bodies.push_back(request_body(args, model, rng));
   const std::vector<double> times = arrivals(args, rng);
-  const int64_t n_workers = std::min<int64_t>(args.num_prompts, args.max_concurrency > 0 ? args.max_concurrency : 4096);
+  const int64_t n_workers =
+      std::min<int64_t>(args.num_prompts, args.max_concurrency > 0 ? args.max_concurrency : 4096);
   std::vector<RequestResult> results(args.num_prompts);
   std::atomic<int64_t> next{0};
   const Clock::time_point start = Clock::now();
@@ -241,7 +255,8 @@ void run_bench_serve(const ServeBenchArgs& args) {
 
 void add_bench_serve(CLI::App& bench) {
   auto args = std::make_shared<ServeBenchArgs>();
-  CLI::App* serve = bench.add_subcommand("serve", "load a running server (vLLM's serving benchmark)");
+  CLI::App* serve =
+      bench.add_subcommand("serve", "load a running server (vLLM's serving benchmark)");
   serve->add_option("--url", args->url, "the server's base URL");
   serve->add_option("--model", args->model, "model name (default: the server's first)");
   serve->add_option("--num-prompts", args->num_prompts, "requests");

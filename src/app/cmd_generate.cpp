@@ -79,8 +79,7 @@ void run_generate(const GenerateArgs& args) {
                "(%.1f tok/s after the first); finish: %s\n",
                prompts.size(), static_cast<long long>(stats.prompt_tokens),
                stats.first_token_seconds, static_cast<long long>(stats.generated_tokens),
-               stats.seconds,
-               decode_seconds > 0 ? after_first / decode_seconds : 0.0,
+               stats.seconds, decode_seconds > 0 ? after_first / decode_seconds : 0.0,
                finish_reason_name(results[0].finish_reasons[0]));
 }
 
@@ -94,7 +93,8 @@ void setup_generate(CLI::App& app) {
   command->add_option("--prompts-file", args->input.prompts_file,
                       "one prompt per line, or JSONL lines with \"prompt\" or \"messages\"");
   command->add_option("--max-tokens", args->max_tokens, "tokens to generate per prompt");
-  auto* temperature = command->add_option("--temperature", args->sampling.temperature, "0 = greedy");
+  auto* temperature =
+      command->add_option("--temperature", args->sampling.temperature, "0 = greedy");
   auto* top_k = command->add_option("--top-k", args->sampling.top_k, "0 = off");
   auto* top_p = command->add_option("--top-p", args->sampling.top_p, "nucleus mass");
   command->add_option("--min-p", args->sampling.min_p, "minimum relative probability");

@@ -42,8 +42,8 @@ void setup_inspect(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("inspect", "show a model's normalised config and weight memory");
   command->add_option("model", args->model_dir, "model folder or config.json")->required();
-  command->add_option("--load-format", args->load_format,
-                      "dummy: do not look for safetensors files")
+  command
+      ->add_option("--load-format", args->load_format, "dummy: do not look for safetensors files")
       ->check(CLI::IsMember({"auto", "safetensors", "dummy"}));
   command->callback([args] { run_inspect(*args); });
 }

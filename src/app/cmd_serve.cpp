@@ -59,7 +59,8 @@ void load_template(const ServeArgs& args, server::ServedModel& served) {
   served.output_format = server::detect_output_format(source);
   if (args.tool_call_parser != "auto")
     served.output_format.tools = server::tool_format_from_name(args.tool_call_parser);
-  if (args.reasoning_parser != "auto") served.output_format.reasoning = args.reasoning_parser != "none";
+  if (args.reasoning_parser != "auto")
+    served.output_format.reasoning = args.reasoning_parser != "none";
 }
 
 server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* tokenizer,
@@ -67,7 +68,7 @@ server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* token
   server::ServedModel served;
   served.root = args.engine.model_path;
   // As vLLM: the --model argument as given (the shipped model when none was).
-  served.name = !args.served_model_name.empty()            ? args.served_model_name
+  served.name = !args.served_model_name.empty()                 ? args.served_model_name
                 : args.engine.model_path == default_model_dir() ? std::string("models/default")
                                                                 : args.engine.model_path;
   served.tokenizer = tokenizer;
@@ -193,9 +194,10 @@ void setup_serve(CLI::App& app) {
                       "unfinished requests beyond which new ones get 429");
   command->add_option("--drain-timeout", args->drain_timeout,
                       "seconds SIGTERM waits for running requests");
-  command->add_flag_function("--enable-prefix-caching,!--no-enable-prefix-caching",
-                    [args](int64_t count) { args->no_prefix_caching = count < 0; },
-                    "reuse the KV of shared prompt prefixes (on by default)");
+  command->add_flag_function(
+      "--enable-prefix-caching,!--no-enable-prefix-caching",
+      [args](int64_t count) { args->no_prefix_caching = count < 0; },
+      "reuse the KV of shared prompt prefixes (on by default)");
   command->callback([args] { run_serve(*args); });
 }
 

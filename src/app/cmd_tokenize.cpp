@@ -41,10 +41,12 @@ void run_tokenize(const TokenizeArgs& args) {
 
 void setup_tokenize(CLI::App& app) {
   auto args = std::make_shared<TokenizeArgs>();
-  CLI::App* command = app.add_subcommand("tokenize", "print the token ids of a text as a JSON array");
-  command->add_option("--tokenizer", args->tokenizer,
-                      "tokenizer.json, a model folder (tokenizer.json or vocab.json + merges.txt), "
-                      "or a llama.cpp .gguf file (its vocabulary)")
+  CLI::App* command =
+      app.add_subcommand("tokenize", "print the token ids of a text as a JSON array");
+  command
+      ->add_option("--tokenizer", args->tokenizer,
+                   "tokenizer.json, a model folder (tokenizer.json or vocab.json + merges.txt), "
+                   "or a llama.cpp .gguf file (its vocabulary)")
       ->required();
   auto* file = command->add_option("--text-file", args->text_file, "file whose bytes are encoded");
   auto* text = command->add_option("--text", args->text, "text to encode");

@@ -39,7 +39,8 @@ Prompt prompt_from_json_line(const std::string& line, const std::string& model_d
   } catch (const nlohmann::json::exception& e) {
     input_error("--prompts-file: invalid JSON line: {}", e.what());
   }
-  if (value.contains("messages")) return {encode_chat(tokenizer, model_dir, value["messages"]), true};
+  if (value.contains("messages"))
+    return {encode_chat(tokenizer, model_dir, value["messages"]), true};
   if (value.contains("prompt") && value["prompt"].is_string())
     return {encode_text(tokenizer, value["prompt"].get<std::string>()), true};
   input_error("--prompts-file: a JSON line needs \"prompt\" (string) or \"messages\"");
@@ -84,10 +85,12 @@ std::unique_ptr<Tokenizer> load_tokenizer_if_any(const std::string& model_dir) {
 std::vector<Prompt> read_prompts(const PromptInput& input, const std::string& model_dir,
                                  const Tokenizer* tokenizer) {
   std::vector<Prompt> prompts;
-  if (!input.prompt_ids.empty()) prompts.push_back({parse_token_ids(input.prompt_ids, "--prompt-ids"), false});
+  if (!input.prompt_ids.empty())
+    prompts.push_back({parse_token_ids(input.prompt_ids, "--prompt-ids"), false});
   if (!input.prompt.empty()) prompts.push_back({encode_text(tokenizer, input.prompt), true});
   if (!input.chat.empty())
-    prompts.push_back({encode_chat(tokenizer, model_dir, {{{"role", "user"}, {"content", input.chat}}}), true});
+    prompts.push_back(
+        {encode_chat(tokenizer, model_dir, {{{"role", "user"}, {"content", input.chat}}}), true});
   if (!input.prompts_file.empty()) {
     std::ifstream in(input.prompts_file);
     if (!in) input_error("cannot read --prompts-file {}", input.prompts_file);
@@ -101,7 +104,8 @@ std::vector<Prompt> read_prompts(const PromptInput& input, const std::string& mo
     }
   }
   if (prompts.empty())
-    input_error("give a prompt: --prompt TEXT, --chat MESSAGE, --prompt-ids IDS or --prompts-file F");
+    input_error(
+        "give a prompt: --prompt TEXT, --chat MESSAGE, --prompt-ids IDS or --prompts-file F");
   return prompts;
 }
 

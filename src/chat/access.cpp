@@ -12,7 +12,8 @@ static Value no_attribute(const Value& obj, const std::string& name) {
 
 Value get_attribute(const Value& obj, const std::string& name) {
   switch (obj.kind()) {
-    case ValueKind::undefined: fail_undefined(obj);
+    case ValueKind::undefined:
+      fail_undefined(obj);
     case ValueKind::dict: {
       if (auto method = find_method(obj, name)) return *method;
       if (const Value* v = obj.as_dict().find(std::string_view(name))) return *v;
@@ -30,7 +31,8 @@ Value get_attribute(const Value& obj, const std::string& name) {
     case ValueKind::boolean:
     case ValueKind::integer:
     case ValueKind::floating:
-    case ValueKind::function: return no_attribute(obj, name);
+    case ValueKind::function:
+      return no_attribute(obj, name);
   }
   return no_attribute(obj, name);
 }
@@ -42,7 +44,8 @@ Value get_item(const Value& obj, const Value& key) {
     const auto& items = obj.items();
     int64_t idx = key.int_value();
     if (idx < 0) idx += static_cast<int64_t>(items.size());
-    if (idx >= 0 && idx < static_cast<int64_t>(items.size())) return items[static_cast<size_t>(idx)];
+    if (idx >= 0 && idx < static_cast<int64_t>(items.size()))
+      return items[static_cast<size_t>(idx)];
   } else if (obj.is_string() && int_key) {
     std::u32string chars = utf8_decode(obj.as_string());
     int64_t idx = key.int_value();
@@ -68,8 +71,8 @@ ArgReader::ArgReader(const CallArgs& args, std::string_view function,
                      std::initializer_list<std::string_view> names)
     : args_(args), names_(names) {
   if (args.positional.size() > names_.size())
-    input_error("TypeError: {}() takes at most {} argument(s) ({} given)", function,
-                names_.size(), args.positional.size());
+    input_error("TypeError: {}() takes at most {} argument(s) ({} given)", function, names_.size(),
+                args.positional.size());
   for (const auto& [name, value] : args.named) {
     bool known = false;
     for (size_t i = 0; i < names_.size(); ++i) {
@@ -78,7 +81,8 @@ ArgReader::ArgReader(const CallArgs& args, std::string_view function,
       if (i < args.positional.size())
         input_error("TypeError: {}() got multiple values for argument '{}'", function, name);
     }
-    if (!known) input_error("TypeError: {}() got an unexpected keyword argument '{}'", function, name);
+    if (!known)
+      input_error("TypeError: {}() got an unexpected keyword argument '{}'", function, name);
   }
 }
 

@@ -1,8 +1,7 @@
 #include "chat/chat_template_loader.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
@@ -30,7 +29,8 @@ ordered_json read_json(const fs::path& path) {
 }
 
 // A template field: a string, or a list of {"name", "template"} entries.
-std::string select_template(const ordered_json& field, std::string_view name, const fs::path& file) {
+std::string select_template(const ordered_json& field, std::string_view name,
+                            const fs::path& file) {
   if (field.is_string()) {
     if (!name.empty() && name != "default")
       input_error("{} has a single chat template, not one named '{}'", file.string(), name);
@@ -79,13 +79,16 @@ ModelChatTemplate load_chat_template(const fs::path& model_dir, std::string_view
     result.source = select_template(config["chat_template"], name, config_path);
     result.origin = config_path.string();
   } else {
-    input_error("{} has no chat template (looked for chat_template.jinja, chat_template.json and "
-                "tokenizer_config.json's chat_template)", model_dir.string());
+    input_error(
+        "{} has no chat template (looked for chat_template.jinja, chat_template.json and "
+        "tokenizer_config.json's chat_template)",
+        model_dir.string());
   }
   ordered_json special = ordered_json::object();
-  if (fs::path map = model_dir / "special_tokens_map.json"; fs::exists(map)) special = read_json(map);
-  for (const auto& [key, out] : {std::pair{"bos_token", &result.bos_token},
-                                 std::pair{"eos_token", &result.eos_token}}) {
+  if (fs::path map = model_dir / "special_tokens_map.json"; fs::exists(map))
+    special = read_json(map);
+  for (const auto& [key, out] :
+       {std::pair{"bos_token", &result.bos_token}, std::pair{"eos_token", &result.eos_token}}) {
     *out = config.is_object() ? token_string(config, key) : "";
     if (out->empty() && special.is_object()) *out = token_string(special, key);
   }

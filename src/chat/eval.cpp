@@ -17,28 +17,41 @@ Value Interpreter::eval(const Expr& expr) {
 
 Value Interpreter::eval_inner(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::literal: return e.literal;
-    case ExprKind::name: return eval_name(e);
+    case ExprKind::literal:
+      return e.literal;
+    case ExprKind::name:
+      return eval_name(e);
     case ExprKind::list:
     case ExprKind::tuple:
-    case ExprKind::dict: return eval_collection(e);
-    case ExprKind::attribute: return get_attribute(eval(*e.args[0]), e.name);
-    case ExprKind::subscript: return eval_subscript(e);
-    case ExprKind::slice: input_error("TypeError: a slice is only valid inside []");
-    case ExprKind::call: return eval_call(e);
-    case ExprKind::filter: return eval_filter(e, nullptr);
-    case ExprKind::test: return eval_test(e);
-    case ExprKind::logical_not: return Value(!truthy(eval(*e.args[0])));
-    case ExprKind::negate: return negate(eval(*e.args[0]));
+    case ExprKind::dict:
+      return eval_collection(e);
+    case ExprKind::attribute:
+      return get_attribute(eval(*e.args[0]), e.name);
+    case ExprKind::subscript:
+      return eval_subscript(e);
+    case ExprKind::slice:
+      input_error("TypeError: a slice is only valid inside []");
+    case ExprKind::call:
+      return eval_call(e);
+    case ExprKind::filter:
+      return eval_filter(e, nullptr);
+    case ExprKind::test:
+      return eval_test(e);
+    case ExprKind::logical_not:
+      return Value(!truthy(eval(*e.args[0])));
+    case ExprKind::negate:
+      return negate(eval(*e.args[0]));
     case ExprKind::positive: {
       Value v = eval(*e.args[0]);
       if (v.is_undefined()) fail_undefined(v);
-      if (!v.is_number()) input_error("TypeError: bad operand type for unary +: '{}'", type_name(v));
+      if (!v.is_number())
+        input_error("TypeError: bad operand type for unary +: '{}'", type_name(v));
       return v.is_bool() ? Value(v.int_value()) : v;
     }
     case ExprKind::binary:
       return binary_op(e.op, eval(*e.args[0]), eval(*e.args[1]), options_.limits.max_output_bytes);
-    case ExprKind::compare: return eval_compare(e);
+    case ExprKind::compare:
+      return eval_compare(e);
     case ExprKind::concat: {
       std::string out;
       for (const ExprPtr& arg : e.args) out += to_str(eval(*arg));
@@ -57,7 +70,8 @@ Value Interpreter::eval_inner(const Expr& e) {
     case ExprKind::conditional:
       if (truthy(eval(*e.args[1]))) return eval(*e.args[0]);
       if (e.args[2]) return eval(*e.args[2]);
-      return Value::undefined("the inline if-expression evaluated to false and no else section was defined.");
+      return Value::undefined(
+          "the inline if-expression evaluated to false and no else section was defined.");
   }
   return Value();
 }
@@ -72,7 +86,8 @@ Value Interpreter::eval_collection(const Expr& e) {
     DictData d;
     for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
       Value key = eval(*e.args[i]);
-      if (key.is_list() && !key.as_list().is_tuple()) input_error("TypeError: unhashable type: 'list'");
+      if (key.is_list() && !key.as_list().is_tuple())
+        input_error("TypeError: unhashable type: 'list'");
       if (key.is_dict()) input_error("TypeError: unhashable type: 'dict'");
       d.set(std::move(key), eval(*e.args[i + 1]));
     }
@@ -100,7 +115,8 @@ Value Interpreter::eval_subscript(const Expr& e) {
 
 CallArgs Interpreter::eval_args(const Expr& e, size_t first_positional) {
   CallArgs args;
-  for (size_t i = first_positional; i < e.args.size(); ++i) args.positional.push_back(eval(*e.args[i]));
+  for (size_t i = first_positional; i < e.args.size(); ++i)
+    args.positional.push_back(eval(*e.args[i]));
   for (const auto& [name, expr] : e.kwargs) args.named.emplace_back(name, eval(*expr));
   return args;
 }
@@ -110,7 +126,8 @@ Value Interpreter::eval_call(const Expr& e, const Value* caller) {
   CallArgs args = eval_args(e, 1);
   if (caller) args.named.emplace_back("caller", *caller);
   if (callee.is_undefined()) fail_undefined(callee);
-  if (!callee.is_function()) input_error("TypeError: '{}' object is not callable", type_name(callee));
+  if (!callee.is_function())
+    input_error("TypeError: '{}' object is not callable", type_name(callee));
   return callee.as_function().call(args);
 }
 
@@ -128,27 +145,37 @@ Value Interpreter::eval_test(const Expr& e) {
 
 static bool compare_one(CompareOp op, const Value& a, const Value& b) {
   switch (op) {
-    case CompareOp::eq: return equals(a, b);
-    case CompareOp::ne: return !equals(a, b);
-    case CompareOp::in: return contains(b, a);
-    case CompareOp::not_in: return !contains(b, a);
+    case CompareOp::eq:
+      return equals(a, b);
+    case CompareOp::ne:
+      return !equals(a, b);
+    case CompareOp::in:
+      return contains(b, a);
+    case CompareOp::not_in:
+      return !contains(b, a);
     case CompareOp::lt:
     case CompareOp::le:
     case CompareOp::gt:
-    case CompareOp::ge: break;
+    case CompareOp::ge:
+      break;
   }
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
   int c = compare(a, b);
   switch (op) {
-    case CompareOp::lt: return c < 0;
-    case CompareOp::le: return c <= 0;
-    case CompareOp::gt: return c > 0;
-    case CompareOp::ge: return c >= 0;
+    case CompareOp::lt:
+      return c < 0;
+    case CompareOp::le:
+      return c <= 0;
+    case CompareOp::gt:
+      return c > 0;
+    case CompareOp::ge:
+      return c >= 0;
     case CompareOp::eq:
     case CompareOp::ne:
     case CompareOp::in:
-    case CompareOp::not_in: break;
+    case CompareOp::not_in:
+      break;
   }
   return false;
 }

@@ -17,22 +17,25 @@ namespace {
 
 // Every filter name jinja2 3.1 defines, so that unknown-filter errors fall where jinja's do.
 constexpr std::array<std::string_view, 54> kJinjaFilters = {
-    "abs",     "attr",     "batch",    "capitalize", "center",   "count",      "d",
-    "default", "dictsort", "e",        "escape",     "filesizeformat", "first", "float",
-    "forceescape", "format", "groupby", "indent",    "int",      "join",       "last",
-    "length",  "list",     "lower",    "items",      "map",      "max",        "min",
-    "pprint",  "random",   "reject",   "rejectattr", "replace",  "reverse",    "round",
-    "safe",    "select",   "selectattr", "slice",    "sort",     "string",     "striptags",
-    "sum",     "title",    "trim",     "truncate",   "unique",   "upper",      "urlencode",
-    "urlize",  "wordcount", "wordwrap", "xmlattr",   "tojson"};
+    "abs",       "attr",       "batch",       "capitalize", "center",  "count",
+    "d",         "default",    "dictsort",    "e",          "escape",  "filesizeformat",
+    "first",     "float",      "forceescape", "format",     "groupby", "indent",
+    "int",       "join",       "last",        "length",     "list",    "lower",
+    "items",     "map",        "max",         "min",        "pprint",  "random",
+    "reject",    "rejectattr", "replace",     "reverse",    "round",   "safe",
+    "select",    "selectattr", "slice",       "sort",       "string",  "striptags",
+    "sum",       "title",      "trim",        "truncate",   "unique",  "upper",
+    "urlencode", "urlize",     "wordcount",   "wordwrap",   "xmlattr", "tojson"};
 
 Value tojson(const Value& v, CallArgs& args) {
   ArgReader r(args, "tojson", {"ensure_ascii", "indent", "separators", "sort_keys"});
   JsonDumpOptions o;
   o.ensure_ascii = truthy(r.get_or(0, Value(false)));
   Value indent = r.get_or(1, Value::none());
-  if (indent.is_int()) o.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(indent.as_int(), 0, 64)), ' ');
-  else if (indent.is_string()) o.indent = indent.as_string();
+  if (indent.is_int())
+    o.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(indent.as_int(), 0, 64)), ' ');
+  else if (indent.is_string())
+    o.indent = indent.as_string();
   Value seps = r.get_or(2, Value::none());
   if (seps.is_list() && seps.items().size() == 2 && seps.items()[0].is_string() &&
       seps.items()[1].is_string()) {
@@ -71,7 +74,8 @@ Value replace(const Value& v, CallArgs& args) {
   ArgReader r(args, "replace", {"old", "new", "count"});
   Value count = r.get_or(2, Value::none());
   return Value(py_replace(soft_str(v), soft_str(r.get_or(0, Value(""))),
-                          soft_str(r.get_or(1, Value(""))), count.is_none() ? -1 : count.int_value()));
+                          soft_str(r.get_or(1, Value(""))),
+                          count.is_none() ? -1 : count.int_value()));
 }
 
 Value default_filter(const Value& v, CallArgs& args) {
@@ -139,7 +143,8 @@ Value round_filter(const Value& v, CallArgs& args) {
   if (method == "common") {
     if (!v.is_float()) return Value(v.int_value());
     char buf[1024];
-    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(std::clamp<int64_t>(precision, 0, 300)), x);
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(std::clamp<int64_t>(precision, 0, 300)),
+                  x);
     return Value(precision >= 0 ? std::strtod(buf, nullptr) : x);
   }
   double scale = std::pow(10.0, static_cast<double>(precision));
@@ -160,12 +165,23 @@ Value escape(const Value& v, CallArgs&) {
   std::string out;
   for (char c : soft_str(v)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return Value(std::move(out));

@@ -26,18 +26,22 @@ namespace {
 
 Value length(const Value& v, CallArgs&) {
   switch (v.kind()) {
-    case ValueKind::undefined: return Value(int64_t{0});
-    case ValueKind::string: return Value(utf8_length(v.as_string()));
+    case ValueKind::undefined:
+      return Value(int64_t{0});
+    case ValueKind::string:
+      return Value(utf8_length(v.as_string()));
     case ValueKind::list:
       if (v.as_list().kind == SeqKind::generator) break;
       return Value(v.items().size());
-    case ValueKind::dict: return Value(v.as_dict().entries.size());
+    case ValueKind::dict:
+      return Value(v.as_dict().entries.size());
     case ValueKind::none:
     case ValueKind::boolean:
     case ValueKind::integer:
     case ValueKind::floating:
     case ValueKind::namespace_object:
-    case ValueKind::function: break;
+    case ValueKind::function:
+      break;
   }
   input_error("TypeError: object of type '{}' has no len()", type_name(v));
 }
@@ -85,8 +89,10 @@ Value map(const Value& v, CallArgs& args) {
   const Value* attribute = nullptr;
   const Value* fallback = nullptr;
   for (const auto& [name, val] : args.named) {
-    if (name == "attribute") attribute = &val;
-    else if (name == "default") fallback = &val;
+    if (name == "attribute")
+      attribute = &val;
+    else if (name == "default")
+      fallback = &val;
   }
   if (attribute) {
     for (const Value& item : iterate(v)) {
@@ -114,9 +120,9 @@ Value select_items(const Value& v, CallArgs& args, bool by_attribute, bool keep)
     attribute = args.positional[pos++];
   }
   std::string test = pos < args.positional.size() ? soft_str(args.positional[pos++]) : "";
-  CallArgs test_args{std::vector<Value>(args.positional.begin() + static_cast<long>(pos),
-                                        args.positional.end()),
-                     args.named};
+  CallArgs test_args{
+      std::vector<Value>(args.positional.begin() + static_cast<long>(pos), args.positional.end()),
+      args.named};
   std::vector<Value> out;
   for (const Value& item : iterate(v)) {
     Value x = by_attribute ? attribute_path(item, attribute) : item;
@@ -161,7 +167,8 @@ Value dictsort(const Value& v, CallArgs& args) {
   CallArgs none;
   std::vector<Value> pairs = items(v, none).items();
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& a, const Value& b) {
-    Value ka = sort_key(a.items()[by_value], nullptr, cs), kb = sort_key(b.items()[by_value], nullptr, cs);
+    Value ka = sort_key(a.items()[by_value], nullptr, cs),
+          kb = sort_key(b.items()[by_value], nullptr, cs);
     return reverse ? compare(kb, ka) < 0 : compare(ka, kb) < 0;
   });
   return Value::list(std::move(pairs));
@@ -173,7 +180,8 @@ Value unique(const Value& v, CallArgs& args) {
   std::vector<Value> out, seen;
   for (const Value& item : iterate(v)) {
     Value k = sort_key(item, r.get(1), cs);
-    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); })) continue;
+    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); }))
+      continue;
     seen.push_back(k);
     out.push_back(item);
   }
@@ -218,7 +226,8 @@ Value reverse(const Value& v, CallArgs&) {
   bool sequence = v.is_list() && v.as_list().is_sequence();
   std::vector<Value> all = iterate(v);
   std::reverse(all.begin(), all.end());
-  return sequence ? Value::sequence(std::move(all), SeqKind::generator) : Value::list(std::move(all));
+  return sequence ? Value::sequence(std::move(all), SeqKind::generator)
+                  : Value::list(std::move(all));
 }
 
 // Python getattr only: methods, namespace attributes; never dict items.
@@ -254,8 +263,10 @@ std::vector<std::string> split_lines(const std::string& s) {
 Value indent(const Value& v, CallArgs& args) {
   ArgReader r(args, "indent", {"width", "first", "blank"});
   Value width = r.get_or(0, Value(int64_t{4}));
-  std::string pad = width.is_string() ? width.as_string()
-                                      : std::string(static_cast<size_t>(std::clamp<int64_t>(width.int_value(), 0, 256)), ' ');
+  std::string pad =
+      width.is_string()
+          ? width.as_string()
+          : std::string(static_cast<size_t>(std::clamp<int64_t>(width.int_value(), 0, 256)), ' ');
   std::vector<std::string> lines = split_lines(soft_str(v) + "\n");
   std::string out;
   bool blank = truthy(r.get_or(2, Value(false)));

@@ -1,8 +1,7 @@
 // str.format() and printf-style `%` formatting, for the conversions templates use.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-
-#include <algorithm>
 #include <string_view>
 
 #include "chat/builtins.h"
@@ -38,7 +37,8 @@ std::string python_format(const std::string& format, const CallArgs& args) {
       continue;
     }
     size_t close = format.find('}', i);
-    if (close == std::string::npos) input_error("ValueError: Single '{{' encountered in format string");
+    if (close == std::string::npos)
+      input_error("ValueError: Single '{{' encountered in format string");
     std::string field = format.substr(i + 1, close - i - 1);
     i = close;
     char conversion = 's';
@@ -90,7 +90,8 @@ PrintfSpec parse_printf_spec(const std::string& format, size_t& i) {
       n = std::min(n * 10 + (format[i++] - '0'), 4096);
     return n;
   };
-  if (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) spec.width = number();
+  if (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i])))
+    spec.width = number();
   if (i < format.size() && format[i] == '.') {
     ++i;
     spec.precision = number();
@@ -124,7 +125,8 @@ std::string convert_printf(const Value& v, const PrintfSpec& spec) {
   if (spec.precision >= 0) c_format += '.' + std::to_string(spec.precision);
   char buf[8192];
   if (std::string_view("diouxX").find(type) != std::string_view::npos) {
-    if (!v.is_number()) input_error("TypeError: %{} format: a real number is required, not {}", type, type_name(v));
+    if (!v.is_number())
+      input_error("TypeError: %{} format: a real number is required, not {}", type, type_name(v));
     if (v.is_float() && type != 'd' && type != 'i' && type != 'u')
       input_error("TypeError: %{} format: an integer is required, not float", type);
     if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18))
@@ -148,8 +150,10 @@ std::string convert_printf(const Value& v, const PrintfSpec& spec) {
 
 std::string printf_format(const std::string& format, const Value& args) {
   std::vector<Value> positional;
-  if (args.is_list() && args.as_list().is_tuple()) positional = args.items();
-  else if (!args.is_dict()) positional.push_back(args);
+  if (args.is_list() && args.as_list().is_tuple())
+    positional = args.items();
+  else if (!args.is_dict())
+    positional.push_back(args);
   size_t next_arg = 0;
   std::string out;
   for (size_t i = 0; i < format.size(); ++i) {
@@ -172,7 +176,8 @@ std::string printf_format(const std::string& format, const Value& args) {
       continue;
     }
     if (!value) {
-      if (next_arg >= positional.size()) input_error("TypeError: not enough arguments for format string");
+      if (next_arg >= positional.size())
+        input_error("TypeError: not enough arguments for format string");
       value = &positional[next_arg++];
     }
     out += convert_printf(*value, spec);

@@ -34,8 +34,9 @@ Value range(CallArgs& args) {
   std::vector<Value> out;
   for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
     if (static_cast<int64_t>(out.size()) >= kMaxRange)
-      input_error("OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE ({}).",
-                  kMaxRange);
+      input_error(
+          "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE ({}).",
+          kMaxRange);
     out.emplace_back(i);
   }
   return Value::list(std::move(out));
@@ -45,7 +46,8 @@ Value range(CallArgs& args) {
 DictData dict_from_args(CallArgs& args, std::string_view function) {
   DictData d;
   if (args.positional.size() > 1)
-    input_error("TypeError: {} expected at most 1 argument, got {}", function, args.positional.size());
+    input_error("TypeError: {} expected at most 1 argument, got {}", function,
+                args.positional.size());
   if (!args.positional.empty()) {
     const Value& src = args.positional[0];
     if (src.is_dict()) {
@@ -103,14 +105,16 @@ void add_globals(DictData& globals, std::optional<std::tm> now) {
     globals.set(Value(name), Value::function(name, [name](CallArgs&) -> Value {
                   input_error("{}() is not supported by hadron", name);
                 }));
-  globals.set(Value("raise_exception"), Value::function("raise_exception", [](CallArgs& a) -> Value {
+  globals.set(Value("raise_exception"),
+              Value::function("raise_exception", [](CallArgs& a) -> Value {
                 Value message = ArgReader(a, "raise_exception", {"message"}).get_or(0, Value(""));
                 input_error("TemplateError: {}", to_str(message));
               }));
   globals.set(Value("strftime_now"), Value::function("strftime_now", [now](CallArgs& a) {
                 Value format = ArgReader(a, "strftime_now", {"format"}).get_or(0, Value(""));
                 if (!format.is_string())
-                  input_error("TypeError: strftime() argument 1 must be str, not {}", type_name(format));
+                  input_error("TypeError: strftime() argument 1 must be str, not {}",
+                              type_name(format));
                 std::tm tm = now ? *now : local_now();
                 std::string buf(256 + format.as_string().size() * 16, '\0');
                 size_t n = std::strftime(buf.data(), buf.size(), format.as_string().c_str(), &tm);

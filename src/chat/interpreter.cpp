@@ -82,27 +82,42 @@ Interpreter::Flow Interpreter::exec(const Stmt& stmt) {
 
 Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt) {
   switch (stmt.kind) {
-    case StmtKind::text: write(stmt.text); return Flow::normal;
-    case StmtKind::output: write(to_str(eval(*stmt.expr))); return Flow::normal;
+    case StmtKind::text:
+      write(stmt.text);
+      return Flow::normal;
+    case StmtKind::output:
+      write(to_str(eval(*stmt.expr)));
+      return Flow::normal;
     case StmtKind::if_chain:
       for (const IfBranch& branch : stmt.branches)
         if (!branch.condition || truthy(eval(*branch.condition))) return exec_body(branch.body);
       return Flow::normal;
-    case StmtKind::for_loop: exec_for(stmt); return Flow::normal;
-    case StmtKind::set: exec_set(stmt); return Flow::normal;
+    case StmtKind::for_loop:
+      exec_for(stmt);
+      return Flow::normal;
+    case StmtKind::set:
+      exec_set(stmt);
+      return Flow::normal;
     case StmtKind::set_block: {
       Value v = apply_filters(stmt.filters, Value(capture(stmt.body)));
       scope_->set(stmt.targets[0], std::move(v));
       return Flow::normal;
     }
-    case StmtKind::macro: scope_->set(stmt.name, make_macro(stmt)); return Flow::normal;
-    case StmtKind::call_block: exec_call_block(stmt); return Flow::normal;
+    case StmtKind::macro:
+      scope_->set(stmt.name, make_macro(stmt));
+      return Flow::normal;
+    case StmtKind::call_block:
+      exec_call_block(stmt);
+      return Flow::normal;
     case StmtKind::filter_block:
       write(to_str(apply_filters(stmt.filters, Value(capture(stmt.body)))));
       return Flow::normal;
-    case StmtKind::with_block: return exec_with(stmt);
-    case StmtKind::loop_break: return Flow::break_loop;
-    case StmtKind::loop_continue: return Flow::continue_loop;
+    case StmtKind::with_block:
+      return exec_with(stmt);
+    case StmtKind::loop_break:
+      return Flow::break_loop;
+    case StmtKind::loop_continue:
+      return Flow::continue_loop;
   }
   return Flow::normal;
 }

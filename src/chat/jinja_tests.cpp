@@ -51,10 +51,13 @@ const std::map<std::string_view, TestFn>& test_table() {
        }},
       {"callable", [](const Value& v, const ArgReader&) { return v.is_function(); }},
       {"escaped", [](const Value&, const ArgReader&) { return false; }},
-      {"odd", [](const Value& v, const ArgReader&) {
-         return !equals(binary_op(BinaryOp::mod, v, Value(int64_t{2}), SIZE_MAX), Value(int64_t{0}));
+      {"odd",
+       [](const Value& v, const ArgReader&) {
+         return !equals(binary_op(BinaryOp::mod, v, Value(int64_t{2}), SIZE_MAX),
+                        Value(int64_t{0}));
        }},
-      {"even", [](const Value& v, const ArgReader&) {
+      {"even",
+       [](const Value& v, const ArgReader&) {
          return equals(binary_op(BinaryOp::mod, v, Value(int64_t{2}), SIZE_MAX), Value(int64_t{0}));
        }},
       {"divisibleby", divisible_by},
@@ -67,8 +70,10 @@ const std::map<std::string_view, TestFn>& test_table() {
          return (v.is_none() && o.is_none()) ||
                 (v.is_bool() && o.is_bool() && v.as_bool() == o.as_bool());
        }},
-      {"filter", [](const Value& v, const ArgReader&) { return v.is_string() && is_known_filter(v.as_string()); }},
-      {"test", [](const Value& v, const ArgReader&) { return v.is_string() && is_known_test(v.as_string()); }},
+      {"filter", [](const Value& v,
+                    const ArgReader&) { return v.is_string() && is_known_filter(v.as_string()); }},
+      {"test", [](const Value& v,
+                  const ArgReader&) { return v.is_string() && is_known_test(v.as_string()); }},
       {"eq", [](const Value& v, const ArgReader& a) { return equals(v, arg(a, "eq")); }},
       {"ne", [](const Value& v, const ArgReader& a) { return !equals(v, arg(a, "ne")); }},
       {"lt", [](const Value& v, const ArgReader& a) { return compare(v, arg(a, "lt")) < 0; }},
@@ -82,8 +87,8 @@ const std::map<std::string_view, TestFn>& test_table() {
 // jinja's aliases for the comparison tests.
 std::string_view canonical(std::string_view name) {
   static const std::map<std::string_view, std::string_view> aliases = {
-      {"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"}, {"<", "lt"}, {"lessthan", "lt"},
-      {"<=", "le"}, {">", "gt"}, {"greaterthan", "gt"}, {">=", "ge"}};
+      {"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"},          {"<", "lt"}, {"lessthan", "lt"},
+      {"<=", "le"}, {">", "gt"},       {"greaterthan", "gt"}, {">=", "ge"}};
   auto it = aliases.find(name);
   return it == aliases.end() ? name : it->second;
 }
@@ -94,13 +99,16 @@ bool is_known_test(std::string_view name) { return test_table().count(canonical(
 
 bool apply_test(const std::string& name, const Value& value, CallArgs& args) {
   auto it = test_table().find(canonical(name));
-  if (it == test_table().end()) input_error("TemplateRuntimeError: No test named '{}' found.", name);
+  if (it == test_table().end())
+    input_error("TemplateRuntimeError: No test named '{}' found.", name);
   std::string_view n = it->first;
   bool one_arg = n == "in" || n == "sameas" || n == "divisibleby" || n == "eq" || n == "ne" ||
                  n == "lt" || n == "le" || n == "gt" || n == "ge";
-  ArgReader reader(args, name, one_arg ? std::initializer_list<std::string_view>{"other"}
-                                       : std::initializer_list<std::string_view>{});
-  if ((n == "lt" || n == "le" || n == "gt" || n == "ge") && value.is_undefined()) fail_undefined(value);
+  ArgReader reader(args, name,
+                   one_arg ? std::initializer_list<std::string_view>{"other"}
+                           : std::initializer_list<std::string_view>{});
+  if ((n == "lt" || n == "le" || n == "gt" || n == "ge") && value.is_undefined())
+    fail_undefined(value);
   return it->second(value, reader);
 }
 

@@ -188,9 +188,12 @@ size_t Lexer::lex_raw(size_t pos) {
     if (src_.compare(p, 6, "endraw") != 0) continue;
     p = skip_space(src_, p + 6);
     size_t end = std::string::npos;
-    if (src_.compare(p, 3, "+%}") == 0) end = p + 3;
-    else if (src_.compare(p, 3, "-%}") == 0) end = skip_space(src_, p + 3);
-    else if (src_.compare(p, 2, "%}") == 0) end = p + 2 + (src_.compare(p + 2, 1, "\n") == 0);
+    if (src_.compare(p, 3, "+%}") == 0)
+      end = p + 3;
+    else if (src_.compare(p, 3, "-%}") == 0)
+      end = skip_space(src_, p + 3);
+    else if (src_.compare(p, 2, "%}") == 0)
+      end = p + 2 + (src_.compare(p + 2, 1, "\n") == 0);
     if (end == std::string::npos) continue;
     emit_text(pos, tag, sign, false);
     return end;
@@ -268,7 +271,7 @@ size_t Lexer::float_end(size_t pos) const {
   auto digits = [&](size_t p) {
     size_t start = p;
     while (p < src_.size() && (is_digit(src_[p]) || (src_[p] == '_' && p > start &&
-                                                      p + 1 < src_.size() && is_digit(src_[p + 1]))))
+                                                     p + 1 < src_.size() && is_digit(src_[p + 1]))))
       ++p;
     return p;
   };
@@ -306,16 +309,19 @@ size_t Lexer::lex_number(size_t pos) {
     p += 2;
   }
   auto is_base_digit = [&](char c) {
-    int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-            : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(c) - 'a' + 10 : 99;
+    int v = std::isdigit(static_cast<unsigned char>(c))   ? c - '0'
+            : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(c) - 'a' + 10
+                                                          : 99;
     return v < base;
   };
   uint64_t value = 0;
   size_t n_digits = 0;
-  while (p < src_.size() && (is_base_digit(src_[p]) ||
-                             (src_[p] == '_' && p + 1 < src_.size() && is_base_digit(src_[p + 1])))) {
+  while (p < src_.size() && (is_base_digit(src_[p]) || (src_[p] == '_' && p + 1 < src_.size() &&
+                                                        is_base_digit(src_[p + 1])))) {
     if (src_[p] != '_') {
-      int digit = std::isdigit(static_cast<unsigned char>(src_[p])) ? src_[p] - '0' : std::tolower(src_[p]) - 'a' + 10;
+      int digit = std::isdigit(static_cast<unsigned char>(src_[p]))
+                      ? src_[p] - '0'
+                      : std::tolower(src_[p]) - 'a' + 10;
       if (value > (UINT64_MAX - static_cast<uint64_t>(digit)) / static_cast<uint64_t>(base) ||
           (n_digits > 0 && base == 10 && src_[pos] == '0' && digit != 0))
         break;
@@ -338,8 +344,8 @@ size_t Lexer::lex_string(size_t pos) {
   size_t p = pos + 1;
   while (p < src_.size() && src_[p] != quote) p += src_[p] == '\\' ? 2 : 1;
   if (p >= src_.size()) fail(pos, "unexpected char '" + std::string(1, quote) + "'");
-  push(TokenKind::string, unescape_python_string(std::string_view(src_).substr(pos + 1, p - pos - 1)),
-       pos);
+  push(TokenKind::string,
+       unescape_python_string(std::string_view(src_).substr(pos + 1, p - pos - 1)), pos);
   return p + 1;
 }
 

@@ -31,7 +31,8 @@ Value Interpreter::call_macro(const Stmt& stmt, const std::weak_ptr<Scope>& def_
   for (const auto& [name, value] : args.named) {
     bool known = name == "caller";
     for (const Param& p : stmt.params) known = known || p.name == name;
-    if (!known) input_error("TypeError: macro '{}' takes no keyword argument '{}'", stmt.name, name);
+    if (!known)
+      input_error("TypeError: macro '{}' takes no keyword argument '{}'", stmt.name, name);
     if (name == "caller") scope->set(name, value);
   }
   for (size_t i = 0; i < stmt.params.size(); ++i) {
@@ -39,9 +40,12 @@ Value Interpreter::call_macro(const Stmt& stmt, const std::weak_ptr<Scope>& def_
     const Value* given = i < args.positional.size() ? &args.positional[i] : nullptr;
     for (const auto& [name, value] : args.named)
       if (name == p.name) given = &value;
-    if (given) scope->set(p.name, *given);
-    else if (p.default_value) scope->set(p.name, eval(*p.default_value));
-    else scope->set(p.name, Value::undefined(fmt::format("parameter '{}' was not provided", p.name)));
+    if (given)
+      scope->set(p.name, *given);
+    else if (p.default_value)
+      scope->set(p.name, eval(*p.default_value));
+    else
+      scope->set(p.name, Value::undefined(fmt::format("parameter '{}' was not provided", p.name)));
   }
   ++call_depth_;
   std::string out = capture(stmt.body);

@@ -14,9 +14,9 @@ namespace {
 using Method = std::function<Value(CallArgs&)>;
 
 Value unsafe(const Value& receiver, const std::string& name) {
-  return Value::undefined(fmt::format("access to attribute '{}' of '{}' object is unsafe.", name,
-                                      type_name(receiver)),
-                          true);
+  return Value::undefined(
+      fmt::format("access to attribute '{}' of '{}' object is unsafe.", name, type_name(receiver)),
+      true);
 }
 
 const std::string& str_arg(const Value* v, std::string_view method) {
@@ -37,7 +37,8 @@ bool affix_match(const std::string& s, const Value* affix, bool prefix) {
   auto one = [&](const Value& a) {
     const std::string& x = str_arg(&a, prefix ? "startswith" : "endswith");
     if (x.size() > s.size()) return false;
-    return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
+    return prefix ? s.compare(0, x.size(), x) == 0
+                  : s.compare(s.size() - x.size(), x.size(), x) == 0;
   };
   if (affix && affix->is_list() && affix->as_list().is_tuple())
     return std::any_of(affix->items().begin(), affix->items().end(), one);
@@ -72,8 +73,7 @@ Value find_sub(const std::string& s, const std::string& sub, bool from_right) {
 Value count_sub(const std::string& s, const std::string& sub) {
   if (sub.empty()) return Value(utf8_length(s) + 1);
   int64_t n = 0;
-  for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size()))
-    ++n;
+  for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) ++n;
   return Value(n);
 }
 
@@ -110,7 +110,8 @@ std::optional<Method> string_method(const std::string& s, const std::string& nam
   if (name == "title") return [s](CallArgs&) { return Value(py_title(s)); };
   if (name == "capitalize") return [s](CallArgs&) { return Value(py_capitalize(s)); };
   if (name == "format") return [s](CallArgs& a) { return Value(python_format(s, a)); };
-  if (name == "join") return [s](CallArgs& a) {
+  if (name == "join")
+    return [s](CallArgs& a) {
       return string_join(s, ArgReader(a, "join", {"iterable"}).get_or(0, Value::none()));
     };
   if (name == "find" || name == "rfind") {
@@ -120,7 +121,9 @@ std::optional<Method> string_method(const std::string& s, const std::string& nam
     };
   }
   if (name == "count")
-    return [s](CallArgs& a) { return count_sub(s, str_arg(ArgReader(a, "count", {"x"}).get(0), "count")); };
+    return [s](CallArgs& a) {
+      return count_sub(s, str_arg(ArgReader(a, "count", {"x"}).get(0), "count"));
+    };
   if (name == "isdigit") return [s](CallArgs&) { return Value(all_chars(s, py_isdigit)); };
   if (name == "isalpha") return [s](CallArgs&) { return Value(all_chars(s, py_isalpha)); };
   if (name == "isalnum") return [s](CallArgs&) { return Value(all_chars(s, py_isalnum)); };
@@ -176,10 +179,10 @@ std::optional<Method> list_method(const Value& l, const std::string& name) {
   return std::nullopt;
 }
 
-constexpr std::array<std::string_view, 5> kDictMutators = {"clear", "pop", "popitem",
-                                                           "setdefault", "update"};
-constexpr std::array<std::string_view, 8> kListMutators = {
-    "append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
+constexpr std::array<std::string_view, 5> kDictMutators = {"clear", "pop", "popitem", "setdefault",
+                                                           "update"};
+constexpr std::array<std::string_view, 8> kListMutators = {"append", "extend",  "insert", "pop",
+                                                           "remove", "reverse", "sort",   "clear"};
 
 }  // namespace
 
@@ -194,7 +197,8 @@ std::optional<Value> find_method(const Value& receiver, const std::string& name)
   } else if (receiver.is_list()) {
     SeqKind kind = receiver.as_list().kind;
     if (!receiver.as_list().is_sequence()) return std::nullopt;
-    if (kind == SeqKind::list && std::find(kListMutators.begin(), kListMutators.end(), name) != kListMutators.end())
+    if (kind == SeqKind::list &&
+        std::find(kListMutators.begin(), kListMutators.end(), name) != kListMutators.end())
       return unsafe(receiver, name);
     method = list_method(receiver, name);
   }

@@ -11,13 +11,20 @@ namespace {
 
 const char* op_symbol(BinaryOp op) {
   switch (op) {
-    case BinaryOp::add: return "+";
-    case BinaryOp::sub: return "-";
-    case BinaryOp::mul: return "*";
-    case BinaryOp::div: return "/";
-    case BinaryOp::floordiv: return "//";
-    case BinaryOp::mod: return "%";
-    case BinaryOp::pow: return "**";
+    case BinaryOp::add:
+      return "+";
+    case BinaryOp::sub:
+      return "-";
+    case BinaryOp::mul:
+      return "*";
+    case BinaryOp::div:
+      return "/";
+    case BinaryOp::floordiv:
+      return "//";
+    case BinaryOp::mod:
+      return "%";
+    case BinaryOp::pow:
+      return "**";
   }
   return "?";
 }
@@ -75,16 +82,20 @@ Value int_op(BinaryOp op, int64_t x, int64_t y) {
       if (m != 0 && ((m < 0) != (y < 0))) m += y;
       return Value(m);
     }
-    case BinaryOp::pow: return int_pow(x, y);
+    case BinaryOp::pow:
+      return int_pow(x, y);
   }
   return Value();
 }
 
 Value float_op(BinaryOp op, double x, double y) {
   switch (op) {
-    case BinaryOp::add: return Value(x + y);
-    case BinaryOp::sub: return Value(x - y);
-    case BinaryOp::mul: return Value(x * y);
+    case BinaryOp::add:
+      return Value(x + y);
+    case BinaryOp::sub:
+      return Value(x - y);
+    case BinaryOp::mul:
+      return Value(x * y);
     case BinaryOp::div:
       if (y == 0) input_error("ZeroDivisionError: float division by zero");
       return Value(x / y);
@@ -97,7 +108,8 @@ Value float_op(BinaryOp op, double x, double y) {
       if (m != 0 && ((m < 0) != (y < 0))) m += y;
       return Value(m);
     }
-    case BinaryOp::pow: return Value(std::pow(x, y));
+    case BinaryOp::pow:
+      return Value(std::pow(x, y));
   }
   return Value();
 }
@@ -134,8 +146,8 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b, size_t max_bytes) {
       input_error("MemoryError: string exceeds the output limit");
     return Value(a.as_string() + b.as_string());
   }
-  if (op == BinaryOp::add && a.is_list() && b.is_list() &&
-      a.as_list().is_sequence() && a.as_list().kind == b.as_list().kind) {
+  if (op == BinaryOp::add && a.is_list() && b.is_list() && a.as_list().is_sequence() &&
+      a.as_list().kind == b.as_list().kind) {
     if ((a.items().size() + b.items().size()) * sizeof(Value) > max_bytes)
       input_error("MemoryError: list exceeds the output limit");
     std::vector<Value> items = a.items();
@@ -165,7 +177,8 @@ Value negate(const Value& v) {
 
 bool contains(const Value& container, const Value& item) {
   switch (container.kind()) {
-    case ValueKind::undefined: return false;
+    case ValueKind::undefined:
+      return false;
     case ValueKind::string:
       if (!item.is_string())
         input_error("TypeError: 'in <string>' requires string as left operand, not {}",
@@ -175,21 +188,25 @@ bool contains(const Value& container, const Value& item) {
       for (const Value& v : container.items())
         if (equals(v, item)) return true;
       return false;
-    case ValueKind::dict: return container.as_dict().find(item) != nullptr;
+    case ValueKind::dict:
+      return container.as_dict().find(item) != nullptr;
     case ValueKind::none:
     case ValueKind::boolean:
     case ValueKind::integer:
     case ValueKind::floating:
     case ValueKind::namespace_object:
-    case ValueKind::function: break;
+    case ValueKind::function:
+      break;
   }
   input_error("TypeError: argument of type '{}' is not iterable", type_name(container));
 }
 
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::undefined: return {};
-    case ValueKind::list: return v.items();
+    case ValueKind::undefined:
+      return {};
+    case ValueKind::list:
+      return v.items();
     case ValueKind::dict: {
       std::vector<Value> keys;
       for (const auto& [k, val] : v.as_dict().entries) keys.push_back(k);
@@ -205,7 +222,8 @@ std::vector<Value> iterate(const Value& v) {
     case ValueKind::integer:
     case ValueKind::floating:
     case ValueKind::namespace_object:
-    case ValueKind::function: break;
+    case ValueKind::function:
+      break;
   }
   input_error("TypeError: '{}' object is not iterable", type_name(v));
 }

@@ -68,7 +68,8 @@ Body Parser::parse_body(std::initializer_list<std::string_view> end_names) {
       case TokenKind::string:
       case TokenKind::integer:
       case TokenKind::floating:
-      case TokenKind::op: fail("unexpected token");
+      case TokenKind::op:
+        fail("unexpected token");
     }
   }
 }
@@ -98,7 +99,8 @@ StmtPtr Parser::parse_statement() {
     return stmt;
   }
   if (name == "break" || name == "continue") {
-    auto stmt = make_stmt(name == "break" ? StmtKind::loop_break : StmtKind::loop_continue, tok.pos);
+    auto stmt =
+        make_stmt(name == "break" ? StmtKind::loop_break : StmtKind::loop_continue, tok.pos);
     expect(TokenKind::block_end, "end of statement block");
     return stmt;
   }

@@ -190,8 +190,8 @@ ExprPtr Parser::parse_math2() {
   ExprPtr left = parse_pow();
   while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
     const Token& tok = next();
-    BinaryOp op = tok.value == "*"   ? BinaryOp::mul
-                  : tok.value == "/" ? BinaryOp::div
+    BinaryOp op = tok.value == "*"    ? BinaryOp::mul
+                  : tok.value == "/"  ? BinaryOp::div
                   : tok.value == "//" ? BinaryOp::floordiv
                                       : BinaryOp::mod;
     left = make_binary(std::move(left), op, parse_pow(), tok.pos);

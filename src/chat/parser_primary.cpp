@@ -15,9 +15,12 @@ ExprPtr Parser::parse_primary() {
     case TokenKind::name: {
       next();
       const std::string& n = tok.value;
-      if (n == "true" || n == "True") lit->literal = Value(true);
-      else if (n == "false" || n == "False") lit->literal = Value(false);
-      else if (n == "none" || n == "None") lit->literal = Value::none();
+      if (n == "true" || n == "True")
+        lit->literal = Value(true);
+      else if (n == "false" || n == "False")
+        lit->literal = Value(false);
+      else if (n == "none" || n == "None")
+        lit->literal = Value::none();
       else {
         lit->kind = ExprKind::name;
         lit->name = n;
@@ -54,7 +57,8 @@ ExprPtr Parser::parse_primary() {
     case TokenKind::variable_end:
     case TokenKind::block_begin:
     case TokenKind::block_end:
-    case TokenKind::end: break;
+    case TokenKind::end:
+      break;
   }
   fail(tok.kind == TokenKind::end ? "unexpected end of template" : "unexpected token");
 }
@@ -90,7 +94,8 @@ ExprPtr Parser::parse_postfix(ExprPtr node) {
       SourcePos pos = next().pos;
       if (current().kind == TokenKind::integer) {
         auto index = make(ExprKind::literal, current().pos);
-        index->literal = Value(static_cast<int64_t>(std::strtoll(next().value.c_str(), nullptr, 10)));
+        index->literal =
+            Value(static_cast<int64_t>(std::strtoll(next().value.c_str(), nullptr, 10)));
         auto sub = make(ExprKind::subscript, pos);
         sub->args.push_back(std::move(node));
         sub->args.push_back(std::move(index));
@@ -174,14 +179,17 @@ void Parser::parse_call_args(Expr& call) {
 
 ExprPtr Parser::parse_filter_expr(ExprPtr node) {
   while (true) {
-    if (at_op("|")) node = parse_filter(std::move(node));
-    else if (at_name("is")) node = parse_test(std::move(node));
+    if (at_op("|"))
+      node = parse_filter(std::move(node));
+    else if (at_name("is"))
+      node = parse_test(std::move(node));
     else if (at_op("(")) {
       auto call = make(ExprKind::call, current().pos);
       call->args.push_back(std::move(node));
       parse_call_args(*call);
       node = std::move(call);
-    } else return node;
+    } else
+      return node;
   }
 }
 

@@ -26,17 +26,28 @@ bool read_hex(std::string_view body, size_t i, size_t n, char32_t* out) {
 
 char simple_escape(char c) {
   switch (c) {
-    case '\\': return '\\';
-    case '\'': return '\'';
-    case '"': return '"';
-    case 'a': return '\a';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'v': return '\v';
-    default: return 0;
+    case '\\':
+      return '\\';
+    case '\'':
+      return '\'';
+    case '"':
+      return '"';
+    case 'a':
+      return '\a';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'v':
+      return '\v';
+    default:
+      return 0;
   }
 }
 

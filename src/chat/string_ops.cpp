@@ -12,8 +12,7 @@ std::string py_strip(const std::string& s, const Value* chars, bool left, bool r
   std::u32string set;
   bool whitespace = !chars || chars->is_none();
   if (!whitespace) {
-    if (!chars->is_string())
-      input_error("TypeError: strip arg must be None or str");
+    if (!chars->is_string()) input_error("TypeError: strip arg must be None or str");
     set = utf8_decode(chars->as_string());
   }
   auto strip_char = [&](char32_t c) {

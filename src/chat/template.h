@@ -10,10 +10,9 @@
 // as Python dicts do, so `tojson` of a tool schema prints its keys in the request's order.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <ctime>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +43,8 @@ class ChatTemplate {
 
   // Throws InputError ("template:LINE:COL: ...") where jinja2 would raise: raise_exception(),
   // undefined attribute access, type errors, sandbox violations, exceeded limits.
-  std::string render(const nlohmann::ordered_json& context, const RenderOptions& options = {}) const;
+  std::string render(const nlohmann::ordered_json& context,
+                     const RenderOptions& options = {}) const;
 
  private:
   ChatTemplate() = default;  // only parse() makes one, so every instance holds a template

@@ -14,9 +14,12 @@ void check_stmt(const Stmt& s, bool soft) {
   switch (s.kind) {
     case StmtKind::text:
     case StmtKind::loop_break:
-    case StmtKind::loop_continue: return;
+    case StmtKind::loop_continue:
+      return;
     case StmtKind::output:
-    case StmtKind::set: check_expr(s.expr.get(), soft); return;
+    case StmtKind::set:
+      check_expr(s.expr.get(), soft);
+      return;
     case StmtKind::if_chain:
       for (const IfBranch& b : s.branches) {
         check_expr(b.condition.get(), true);
@@ -55,9 +58,11 @@ void check_expr(const Expr* e, bool soft) {
   if (!e) return;
   if (e->kind == ExprKind::conditional) soft = true;
   if (!soft && e->kind == ExprKind::filter && !is_known_filter(e->name))
-    input_error("template:{}:{}: syntax error: No filter named '{}'.", e->pos.line, e->pos.column, e->name);
+    input_error("template:{}:{}: syntax error: No filter named '{}'.", e->pos.line, e->pos.column,
+                e->name);
   if (!soft && e->kind == ExprKind::test && !is_known_test(e->name))
-    input_error("template:{}:{}: syntax error: No test named '{}'.", e->pos.line, e->pos.column, e->name);
+    input_error("template:{}:{}: syntax error: No test named '{}'.", e->pos.line, e->pos.column,
+                e->name);
   for (const ExprPtr& arg : e->args) check_expr(arg.get(), soft);
   for (const auto& [name, value] : e->kwargs) check_expr(value.get(), soft);
 }

@@ -46,10 +46,10 @@ Value Value::function(std::string name, std::function<Value(CallArgs&)> call) {
 }
 
 ValueKind Value::kind() const {
-  constexpr ValueKind kinds[] = {ValueKind::undefined, ValueKind::none,   ValueKind::boolean,
-                                 ValueKind::integer,   ValueKind::floating, ValueKind::string,
-                                 ValueKind::list,      ValueKind::dict,
-                                 ValueKind::namespace_object, ValueKind::function};
+  constexpr ValueKind kinds[] = {
+      ValueKind::undefined,        ValueKind::none,    ValueKind::boolean, ValueKind::integer,
+      ValueKind::floating,         ValueKind::string,  ValueKind::list,    ValueKind::dict,
+      ValueKind::namespace_object, ValueKind::function};
   return kinds[data_.index()];
 }
 
@@ -104,16 +104,26 @@ void NamespaceData::set(const std::string& name, Value value) {
 
 bool truthy(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::undefined: return false;
-    case ValueKind::none: return false;
-    case ValueKind::boolean: return v.as_bool();
-    case ValueKind::integer: return v.as_int() != 0;
-    case ValueKind::floating: return v.as_float() != 0.0;
-    case ValueKind::string: return !v.as_string().empty();
-    case ValueKind::list: return v.as_list().kind == SeqKind::generator || !v.items().empty();
-    case ValueKind::dict: return !v.as_dict().entries.empty();
-    case ValueKind::namespace_object: return true;
-    case ValueKind::function: return true;
+    case ValueKind::undefined:
+      return false;
+    case ValueKind::none:
+      return false;
+    case ValueKind::boolean:
+      return v.as_bool();
+    case ValueKind::integer:
+      return v.as_int() != 0;
+    case ValueKind::floating:
+      return v.as_float() != 0.0;
+    case ValueKind::string:
+      return !v.as_string().empty();
+    case ValueKind::list:
+      return v.as_list().kind == SeqKind::generator || !v.items().empty();
+    case ValueKind::dict:
+      return !v.as_dict().entries.empty();
+    case ValueKind::namespace_object:
+      return true;
+    case ValueKind::function:
+      return true;
   }
   return false;
 }
@@ -134,9 +144,12 @@ bool equals(const Value& a, const Value& b) {
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case ValueKind::undefined: return true;
-    case ValueKind::none: return true;
-    case ValueKind::string: return a.as_string() == b.as_string();
+    case ValueKind::undefined:
+      return true;
+    case ValueKind::none:
+      return true;
+    case ValueKind::string:
+      return a.as_string() == b.as_string();
     case ValueKind::list: {
       const auto &x = a.as_list(), &y = b.as_list();
       if (&x == &y) return true;
@@ -145,12 +158,16 @@ bool equals(const Value& a, const Value& b) {
         if (!equals(x.items[i], y.items[i])) return false;
       return true;
     }
-    case ValueKind::dict: return dicts_equal(a.as_dict(), b.as_dict());
-    case ValueKind::namespace_object: return &a.as_namespace() == &b.as_namespace();
-    case ValueKind::function: return &a.as_function() == &b.as_function();
+    case ValueKind::dict:
+      return dicts_equal(a.as_dict(), b.as_dict());
+    case ValueKind::namespace_object:
+      return &a.as_namespace() == &b.as_namespace();
+    case ValueKind::function:
+      return &a.as_function() == &b.as_function();
     case ValueKind::boolean:
     case ValueKind::integer:
-    case ValueKind::floating: return false;  // handled above
+    case ValueKind::floating:
+      return false;  // handled above
   }
   return false;
 }
@@ -182,25 +199,40 @@ int compare(const Value& a, const Value& b) {
 
 std::string type_name(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::undefined: return "Undefined";
-    case ValueKind::none: return "NoneType";
-    case ValueKind::boolean: return "bool";
-    case ValueKind::integer: return "int";
-    case ValueKind::floating: return "float";
-    case ValueKind::string: return "str";
+    case ValueKind::undefined:
+      return "Undefined";
+    case ValueKind::none:
+      return "NoneType";
+    case ValueKind::boolean:
+      return "bool";
+    case ValueKind::integer:
+      return "int";
+    case ValueKind::floating:
+      return "float";
+    case ValueKind::string:
+      return "str";
     case ValueKind::list:
       switch (v.as_list().kind) {
-        case SeqKind::list: return "list";
-        case SeqKind::tuple: return "tuple";
-        case SeqKind::generator: return "generator";
-        case SeqKind::dict_items: return "dict_items";
-        case SeqKind::dict_keys: return "dict_keys";
-        case SeqKind::dict_values: return "dict_values";
+        case SeqKind::list:
+          return "list";
+        case SeqKind::tuple:
+          return "tuple";
+        case SeqKind::generator:
+          return "generator";
+        case SeqKind::dict_items:
+          return "dict_items";
+        case SeqKind::dict_keys:
+          return "dict_keys";
+        case SeqKind::dict_values:
+          return "dict_values";
       }
       return "list";
-    case ValueKind::dict: return "dict";
-    case ValueKind::namespace_object: return "Namespace";
-    case ValueKind::function: return "function";
+    case ValueKind::dict:
+      return "dict";
+    case ValueKind::namespace_object:
+      return "Namespace";
+    case ValueKind::function:
+      return "function";
   }
   return "object";
 }

@@ -11,16 +11,21 @@ namespace hadron::chat {
 Value value_from_json(const nlohmann::ordered_json& j) {
   using Type = nlohmann::ordered_json::value_t;
   switch (j.type()) {
-    case Type::null: return Value::none();
-    case Type::boolean: return Value(j.get<bool>());
-    case Type::number_integer: return Value(j.get<int64_t>());
+    case Type::null:
+      return Value::none();
+    case Type::boolean:
+      return Value(j.get<bool>());
+    case Type::number_integer:
+      return Value(j.get<int64_t>());
     case Type::number_unsigned: {
       auto u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
       return Value(static_cast<int64_t>(u));
     }
-    case Type::number_float: return Value(j.get<double>());
-    case Type::string: return Value(j.get<std::string>());
+    case Type::number_float:
+      return Value(j.get<double>());
+    case Type::string:
+      return Value(j.get<std::string>());
     case Type::array: {
       std::vector<Value> items;
       items.reserve(j.size());
@@ -34,7 +39,8 @@ Value value_from_json(const nlohmann::ordered_json& j) {
       return Value::dict(std::move(d));
     }
     case Type::binary:
-    case Type::discarded: break;
+    case Type::discarded:
+      break;
   }
   input_error("unsupported JSON value in template context");
 }
@@ -67,13 +73,27 @@ void JsonWriter::write_string(const std::string& s) {
   for (char32_t c : utf8_decode(s)) {
     char buf[16];
     switch (c) {
-      case '"': out_ += "\\\""; continue;
-      case '\\': out_ += "\\\\"; continue;
-      case '\n': out_ += "\\n"; continue;
-      case '\r': out_ += "\\r"; continue;
-      case '\t': out_ += "\\t"; continue;
-      case '\b': out_ += "\\b"; continue;
-      case '\f': out_ += "\\f"; continue;
+      case '"':
+        out_ += "\\\"";
+        continue;
+      case '\\':
+        out_ += "\\\\";
+        continue;
+      case '\n':
+        out_ += "\\n";
+        continue;
+      case '\r':
+        out_ += "\\r";
+        continue;
+      case '\t':
+        out_ += "\\t";
+        continue;
+      case '\b':
+        out_ += "\\b";
+        continue;
+      case '\f':
+        out_ += "\\f";
+        continue;
     }
     if (c < 0x20 || (options_.ensure_ascii && c >= 0x7F && c < 0x10000)) {
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
@@ -112,16 +132,22 @@ void JsonWriter::write_list(const std::vector<Value>& items, int depth) {
 
 std::string JsonWriter::key_string(const Value& k) {
   switch (k.kind()) {
-    case ValueKind::string: return k.as_string();
-    case ValueKind::boolean: return k.as_bool() ? "true" : "false";
-    case ValueKind::none: return "null";
-    case ValueKind::integer: return std::to_string(k.as_int());
-    case ValueKind::floating: return float_repr(k.as_float());
+    case ValueKind::string:
+      return k.as_string();
+    case ValueKind::boolean:
+      return k.as_bool() ? "true" : "false";
+    case ValueKind::none:
+      return "null";
+    case ValueKind::integer:
+      return std::to_string(k.as_int());
+    case ValueKind::floating:
+      return float_repr(k.as_float());
     case ValueKind::undefined:
     case ValueKind::list:
     case ValueKind::dict:
     case ValueKind::namespace_object:
-    case ValueKind::function: break;
+    case ValueKind::function:
+      break;
   }
   input_error("TypeError: keys must be str, int, float, bool or None, not {}", type_name(k));
 }
@@ -151,25 +177,39 @@ void JsonWriter::write_dict(const DictData& d, int depth) {
 void JsonWriter::write(const Value& v, int depth) {
   if (depth > 256) input_error("RecursionError: value nested too deeply for tojson");
   switch (v.kind()) {
-    case ValueKind::none: out_ += "null"; return;
-    case ValueKind::boolean: out_ += v.as_bool() ? "true" : "false"; return;
-    case ValueKind::integer: out_ += std::to_string(v.as_int()); return;
+    case ValueKind::none:
+      out_ += "null";
+      return;
+    case ValueKind::boolean:
+      out_ += v.as_bool() ? "true" : "false";
+      return;
+    case ValueKind::integer:
+      out_ += std::to_string(v.as_int());
+      return;
     case ValueKind::floating: {
       double d = v.as_float();
-      if (std::isnan(d)) out_ += "NaN";
-      else if (std::isinf(d)) out_ += d > 0 ? "Infinity" : "-Infinity";
-      else out_ += float_repr(d);
+      if (std::isnan(d))
+        out_ += "NaN";
+      else if (std::isinf(d))
+        out_ += d > 0 ? "Infinity" : "-Infinity";
+      else
+        out_ += float_repr(d);
       return;
     }
-    case ValueKind::string: write_string(v.as_string()); return;
+    case ValueKind::string:
+      write_string(v.as_string());
+      return;
     case ValueKind::list:
       if (!v.as_list().is_sequence()) break;
       write_list(v.items(), depth);
       return;
-    case ValueKind::dict: write_dict(v.as_dict(), depth); return;
+    case ValueKind::dict:
+      write_dict(v.as_dict(), depth);
+      return;
     case ValueKind::undefined:
     case ValueKind::namespace_object:
-    case ValueKind::function: break;
+    case ValueKind::function:
+      break;
   }
   input_error("TypeError: Object of type {} is not JSON serializable", type_name(v));
 }

@@ -31,7 +31,8 @@ std::string float_repr(double d) {
     std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + exp_buf;
   }
-  if (exponent < 0) return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  if (exponent < 0)
+    return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
   auto int_digits = static_cast<size_t>(exponent + 1);
   if (digits.size() <= int_digits)
     return out + digits + std::string(int_digits - digits.size(), '0') + ".0";
@@ -99,8 +100,12 @@ static void append_dict(std::string& out, const DictData& d, int depth) {
 static void append_repr(std::string& out, const Value& v, int depth) {
   if (depth > 256) input_error("RecursionError: value nested too deeply to print");
   switch (v.kind()) {
-    case ValueKind::undefined: out += "Undefined"; return;
-    case ValueKind::string: out += string_repr(v.as_string()); return;
+    case ValueKind::undefined:
+      out += "Undefined";
+      return;
+    case ValueKind::string:
+      out += string_repr(v.as_string());
+      return;
     case ValueKind::list: {
       const ListData& l = v.as_list();
       if (l.kind == SeqKind::generator) {
@@ -116,7 +121,9 @@ static void append_repr(std::string& out, const Value& v, int depth) {
       if (view) out += ')';
       return;
     }
-    case ValueKind::dict: append_dict(out, v.as_dict(), depth); return;
+    case ValueKind::dict:
+      append_dict(out, v.as_dict(), depth);
+      return;
     case ValueKind::namespace_object: {
       DictData attrs;
       for (const auto& [k, val] : v.as_namespace().attrs) attrs.entries.emplace_back(k, val);
@@ -129,7 +136,9 @@ static void append_repr(std::string& out, const Value& v, int depth) {
     case ValueKind::boolean:
     case ValueKind::integer:
     case ValueKind::floating:
-    case ValueKind::function: out += to_str(v); return;
+    case ValueKind::function:
+      out += to_str(v);
+      return;
   }
 }
 
@@ -141,16 +150,24 @@ std::string repr(const Value& v) {
 
 std::string to_str(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::undefined: return "";
-    case ValueKind::none: return "None";
-    case ValueKind::boolean: return v.as_bool() ? "True" : "False";
-    case ValueKind::integer: return std::to_string(v.as_int());
-    case ValueKind::floating: return float_repr(v.as_float());
-    case ValueKind::string: return v.as_string();
-    case ValueKind::function: return "<function " + v.as_function().name + ">";
+    case ValueKind::undefined:
+      return "";
+    case ValueKind::none:
+      return "None";
+    case ValueKind::boolean:
+      return v.as_bool() ? "True" : "False";
+    case ValueKind::integer:
+      return std::to_string(v.as_int());
+    case ValueKind::floating:
+      return float_repr(v.as_float());
+    case ValueKind::string:
+      return v.as_string();
+    case ValueKind::function:
+      return "<function " + v.as_function().name + ">";
     case ValueKind::list:
     case ValueKind::dict:
-    case ValueKind::namespace_object: return repr(v);
+    case ValueKind::namespace_object:
+      return repr(v);
   }
   return "";
 }

@@ -162,8 +162,8 @@ void convert_dtype(const void* src, DType src_dtype, void* dst, DType dst_dtype,
   float scratch[kChunk];
   for (size_t done = 0; done < n; done += kChunk) {
     const size_t count = std::min(kChunk, n - done);
-    convert_to_f32(static_cast<const char*>(src) + done * dtype_size(src_dtype), src_dtype,
-                   scratch, count);
+    convert_to_f32(static_cast<const char*>(src) + done * dtype_size(src_dtype), src_dtype, scratch,
+                   count);
     convert_from_f32(scratch, static_cast<char*>(dst) + done * dtype_size(dst_dtype), dst_dtype,
                      count);
   }

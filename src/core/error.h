@@ -45,8 +45,7 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] void fail_check(const char* expr, const std::string& message,
-                             SourceLocation where);
+[[noreturn]] void fail_check(const char* expr, const std::string& message, SourceLocation where);
 
 // Throws InputError with a formatted message.
 template <typename... Args>
@@ -58,9 +57,9 @@ template <typename... Args>
 
 // HADRON_CHECK(cond, "format {}", args...): throws hadron::Error naming the condition,
 // the values in the message and the source location.
-#define HADRON_CHECK(cond, ...)                                              \
-  do {                                                                       \
-    if (!(cond)) [[unlikely]]                                                \
-      ::hadron::fail_check(#cond, ::fmt::format(__VA_ARGS__),                \
-                           ::hadron::SourceLocation::current());             \
+#define HADRON_CHECK(cond, ...)                                  \
+  do {                                                           \
+    if (!(cond)) [[unlikely]]                                    \
+      ::hadron::fail_check(#cond, ::fmt::format(__VA_ARGS__),    \
+                           ::hadron::SourceLocation::current()); \
   } while (0)

@@ -50,8 +50,8 @@ Tensor Tensor::reshape(std::initializer_list<int64_t> new_shape) const {
 }
 
 Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
-  HADRON_CHECK(ndim >= 1 && 0 <= begin && begin <= end && end <= shape[0],
-               "rows [{}, {}) of {}", begin, end, describe());
+  HADRON_CHECK(ndim >= 1 && 0 <= begin && begin <= end && end <= shape[0], "rows [{}, {}) of {}",
+               begin, end, describe());
   Tensor t = *this;
   t.shape[0] = end - begin;
   t.data = static_cast<char*>(data) + begin * strides[0] * static_cast<int64_t>(dtype_size(dtype));

@@ -88,8 +88,8 @@ std::shared_ptr<RequestStream> AsyncEngine::submit(std::vector<int32_t> prompt,
   if (fatal_error_) throw Error("the engine stopped after an internal error: " + *fatal_error_);
   if (stopping_) throw QueueFullError("the server is shutting down");
   if (n_unfinished_ >= options_.max_queued_requests)
-    throw QueueFullError(fmt::format("{} requests are already queued or running; retry later",
-                                     n_unfinished_));
+    throw QueueFullError(
+        fmt::format("{} requests are already queued or running; retry later", n_unfinished_));
   auto stream = std::make_shared<RequestStream>(next_request_id_++, params.n);
   ++n_unfinished_;
   submissions_.push_back({stream, std::move(prompt), std::move(params), cache_salt});

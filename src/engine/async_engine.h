@@ -47,8 +47,8 @@ class RequestStream {
   void reject(std::string reason);
   void push(RequestOutput output);
   void fail(std::string message);
-  void close();         // finishes the stream whatever completions remain (after an abort)
-  int n_remaining();    // completions not yet finished
+  void close();       // finishes the stream whatever completions remain (after an abort)
+  int n_remaining();  // completions not yet finished
 
  private:
   const uint64_t request_id_;

@@ -23,7 +23,8 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
                   model.options().kv_reserve_per_seq},
                  model.blocks()),
       async_(model.async_scheduling()) {
-  for (int64_t id : model.config().eos_token_ids) eos_token_ids_.push_back(static_cast<int32_t>(id));
+  for (int64_t id : model.config().eos_token_ids)
+    eos_token_ids_.push_back(static_cast<int32_t>(id));
   eos_token_ids_.insert(eos_token_ids_.end(), extra_eos_token_ids.begin(),
                         extra_eos_token_ids.end());
 }
@@ -37,12 +38,13 @@ void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& 
   const int64_t vocab = model_.config().vocab_size;
   if (prompt.empty()) input_error("the prompt is empty");
   for (int32_t id : prompt)
-    if (id < 0 || id >= vocab) input_error("token id {} is outside the vocabulary [0, {})", id, vocab);
+    if (id < 0 || id >= vocab)
+      input_error("token id {} is outside the vocabulary [0, {})", id, vocab);
   if (static_cast<int64_t>(prompt.size()) >= model_.max_model_len())
     input_error("the prompt has {} tokens; this model's context (--max-model-len) is {}",
                 prompt.size(), model_.max_model_len());
-  const int64_t blocks_needed = (model_.max_model_len() + model_.blocks().block_size() - 1) /
-                                model_.blocks().block_size();
+  const int64_t blocks_needed =
+      (model_.max_model_len() + model_.blocks().block_size() - 1) / model_.blocks().block_size();
   HADRON_CHECK(blocks_needed <= model_.blocks().n_blocks(),
                "KV pool of {} blocks cannot hold one sequence of {} tokens",
                model_.blocks().n_blocks(), model_.max_model_len());
@@ -59,7 +61,8 @@ void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& 
   if (!p.stop.empty() && detokenizer_ == nullptr)
     input_error("stop strings need a tokenizer; this engine has none");
   for (const auto& [token, bias] : p.logit_bias)
-    if (token < 0 || token >= vocab) input_error("logit_bias token {} is outside the vocabulary", token);
+    if (token < 0 || token >= vocab)
+      input_error("logit_bias token {} is outside the vocabulary", token);
   if (p.logprobs > 20 || p.prompt_logprobs > 20) input_error("at most 20 logprobs per token");
 }
 
@@ -95,8 +98,8 @@ void Engine::fork_siblings(const Sequence& first) {
     const uint64_t seed = first.params->seed ? *first.params->seed + index
                                              : std::random_device{}() + unseeded_counter_++;
     std::vector<int32_t> prompt(first.tokens.begin(), first.tokens.begin() + first.prompt_len);
-    Tracked& sibling = track(Sequence(first.request_id, index, std::move(prompt), first.params,
-                                      seed, first.cache_salt));
+    Tracked& sibling = track(
+        Sequence(first.request_id, index, std::move(prompt), first.params, seed, first.cache_salt));
     sibling.seq.blocks.assign(first.blocks.begin(), first.blocks.begin() + shared_blocks);
     model_.blocks().share(sibling.seq.blocks);
     sibling.seq.n_computed = shared_blocks * block_size;
@@ -117,10 +120,10 @@ void Engine::finish(Tracked& t, FinishReason reason, RequestOutput& out) {
 void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
   const SamplingParams& p = *t.seq.params;
   const bool past_min = t.seq.n_output() > p.min_tokens;
-  const bool is_eos = std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) !=
-                      eos_token_ids_.end();
-  const bool is_stop_id = std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) !=
-                          p.stop_token_ids.end();
+  const bool is_eos =
+      std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) != eos_token_ids_.end();
+  const bool is_stop_id =
+      std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end();
   if (past_min && (t.stop->stopped() || is_stop_id || (is_eos && !p.ignore_eos))) {
     finish(t, FinishReason::kStop, out);
   } else if (t.seq.n_output() >= p.max_tokens ||
@@ -182,8 +185,8 @@ StepKindStats* Engine::count_step(const SchedulerOutput& plan) {
   int64_t n_decodes = 0;
   for (const ScheduledSeq& s : plan.seqs) n_decodes += s.n_tokens == 1;
   StepKindStats* kind = n_decodes == static_cast<int64_t>(plan.seqs.size()) ? &decode_steps_
-                        : n_decodes == 0                                      ? &prefill_steps_
-                                                                              : &mixed_steps_;
+                        : n_decodes == 0                                    ? &prefill_steps_
+                                                                            : &mixed_steps_;
   ++kind->n_steps;
   kind->n_tokens += plan.n_tokens;
   return kind;
@@ -357,8 +360,8 @@ void Engine::collect_prompt_logprobs(Tracked& t, std::span<const float> logits, 
   for (size_t j = 0; j < step.tokens.size(); ++j) {
     const int64_t next = step.n_cached + static_cast<int64_t>(j) + 1;  // the token predicted
     if (next >= seq.prompt_len) break;
-    t.prompt_logprobs.push_back(compute_logprobs(
-        logits.subspan((row + j) * vocab, vocab), seq.tokens[next], seq.params->prompt_logprobs));
+    t.prompt_logprobs.push_back(compute_logprobs(logits.subspan((row + j) * vocab, vocab),
+                                                 seq.tokens[next], seq.params->prompt_logprobs));
   }
 }
 
@@ -393,10 +396,18 @@ std::vector<RequestOutput> Engine::take_aborted() {
 
 EngineStats Engine::stats() const {
   const BlockManager& blocks = model_.blocks();
-  return {scheduler_.n_running(),    scheduler_.n_waiting(),        blocks.usage(),
-          blocks.stats().queried_tokens, blocks.stats().hit_tokens, n_preemptions_,
-          n_steps_,                  host_seconds_,                 decode_steps_,
-          mixed_steps_,              prefill_steps_,                n_recomputed_tokens_};
+  return {scheduler_.n_running(),
+          scheduler_.n_waiting(),
+          blocks.usage(),
+          blocks.stats().queried_tokens,
+          blocks.stats().hit_tokens,
+          n_preemptions_,
+          n_steps_,
+          host_seconds_,
+          decode_steps_,
+          mixed_steps_,
+          prefill_steps_,
+          n_recomputed_tokens_};
 }
 
 }  // namespace hadron

@@ -29,16 +29,16 @@ namespace hadron {
 // What one sequence produced in one step.
 struct RequestOutput {
   uint64_t request_id = 0;
-  int index = 0;                       // which of the request's n completions
-  std::vector<int32_t> token_ids;      // new tokens this step
-  std::vector<Logprobs> logprobs;      // per new token, when asked
+  int index = 0;                          // which of the request's n completions
+  std::vector<int32_t> token_ids;         // new tokens this step
+  std::vector<Logprobs> logprobs;         // per new token, when asked
   std::vector<Logprobs> prompt_logprobs;  // once, with the first output, when asked
-  std::string text;                    // new text this step (with a detokenizer)
+  std::string text;                       // new text this step (with a detokenizer)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kNone;
-  std::string stop_string;             // the stop string that finished it, if one did
+  std::string stop_string;  // the stop string that finished it, if one did
   int64_t n_prompt_tokens = 0;
-  int64_t n_output_tokens = 0;         // so far
+  int64_t n_output_tokens = 0;  // so far
 };
 
 // Steps of one kind: decode-only (every sequence computes one token), mixed (decodes next to

@@ -49,12 +49,12 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
     const double used = static_cast<double>(memory.total_bytes - memory.free_bytes);
     const double left = budget - used;
     if (left < static_cast<double>(bytes_per_block * blocks_per_seq))
-      input_error("the model does not fit: {:.2f} GB of {:.2f} GB are in use after loading "
-                  "(weights and activations), and --gpu-memory-utilization {} leaves {:.2f} GB, "
-                  "less than the {:.2f} GB one sequence of --max-model-len {} needs in KV cache",
-                  used / 1e9, memory.total_bytes / 1e9, options.gpu_memory_utilization,
-                  left / 1e9, bytes_per_block * blocks_per_seq / 1e9,
-                  blocks_per_seq * options.block_size);
+      input_error(
+          "the model does not fit: {:.2f} GB of {:.2f} GB are in use after loading "
+          "(weights and activations), and --gpu-memory-utilization {} leaves {:.2f} GB, "
+          "less than the {:.2f} GB one sequence of --max-model-len {} needs in KV cache",
+          used / 1e9, memory.total_bytes / 1e9, options.gpu_memory_utilization, left / 1e9,
+          bytes_per_block * blocks_per_seq / 1e9, blocks_per_seq * options.block_size);
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
 #endif
@@ -74,8 +74,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->kv_ = std::make_unique<KvCache>();
   loaded->options_ = options;
-  const ModelConfig config = load_model_config(
-      options.config_path.empty() ? options.model_path : options.config_path);
+  const ModelConfig config =
+      load_model_config(options.config_path.empty() ? options.model_path : options.config_path);
   loaded->backend_ = make_backend(options.device);
   Backend& backend = *loaded->backend_;
   loaded->model_ = create_model(config, backend);
@@ -93,9 +93,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
                    loaded->weights_.bytes / 1e9, options.model_path.c_str(),
                    seconds_since(load_start));
   }
-  const int64_t config_len = config.max_position_embeddings > 0
-                                 ? config.max_position_embeddings
-                                 : kDefaultMaxModelLen;
+  const int64_t config_len =
+      config.max_position_embeddings > 0 ? config.max_position_embeddings : kDefaultMaxModelLen;
   loaded->max_model_len_ =
       options.max_model_len > 0 ? options.max_model_len : std::min(config_len, kDefaultMaxModelLen);
   if (config.max_position_embeddings > 0 && loaded->max_model_len_ > config_len)
@@ -119,25 +118,27 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
     input_error("{} KV blocks of {} tokens cannot hold one sequence of --max-model-len {}",
                 n_blocks, options.block_size, loaded->max_model_len_);
   loaded->kv_->allocate(backend, kv_layers, n_blocks, options.block_size, kv_dtype);
-  loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size,
-                                                   options.enable_prefix_caching);
+  loaded->blocks_ =
+      std::make_unique<BlockManager>(n_blocks, options.block_size, options.enable_prefix_caching);
   if (!options.enforce_eager) {
     const auto capture_start = std::chrono::steady_clock::now();
     const int n_graphs = loaded->runner_->capture_decode_graphs(options.max_num_seqs);
     if (options.verbose && n_graphs > 0)
-      std::fprintf(stderr, "captured %d decode graphs (batch 1..%lld) in %.2f s\n", n_graphs,
-                   static_cast<long long>(ModelRunner::graph_batch_sizes(
-                       std::min(options.max_num_seqs, options.max_num_batched_tokens)).back()),
-                   seconds_since(capture_start));
+      std::fprintf(
+          stderr, "captured %d decode graphs (batch 1..%lld) in %.2f s\n", n_graphs,
+          static_cast<long long>(ModelRunner::graph_batch_sizes(
+                                     std::min(options.max_num_seqs, options.max_num_batched_tokens))
+                                     .back()),
+          seconds_since(capture_start));
   }
   if (options.verbose)
     std::fprintf(stderr,
                  "loaded %s on %s: %.2f GB of weights%s, KV cache %lld blocks of %lld tokens "
                  "(%.2f GB), in %.2f s\n",
-                 config.architecture.c_str(), backend.name().c_str(),
-                 loaded->weights_.bytes / 1e9, options.dummy_weights ? " (dummy)" : "",
-                 static_cast<long long>(n_blocks), static_cast<long long>(options.block_size),
-                 loaded->kv_->bytes() / 1e9, seconds_since(start));
+                 config.architecture.c_str(), backend.name().c_str(), loaded->weights_.bytes / 1e9,
+                 options.dummy_weights ? " (dummy)" : "", static_cast<long long>(n_blocks),
+                 static_cast<long long>(options.block_size), loaded->kv_->bytes() / 1e9,
+                 seconds_since(start));
   return loaded;
 }
 

@@ -15,22 +15,22 @@ namespace hadron {
 
 struct EngineOptions {
   std::string model_path;
-  std::string config_path;          // empty: model_path's config.json
-  bool dummy_weights = false;       // --load-format dummy
-  std::string device = "auto";      // auto | cpu | cuda
-  int64_t max_model_len = 0;        // 0: the config's, capped at kDefaultMaxModelLen
+  std::string config_path;      // empty: model_path's config.json
+  bool dummy_weights = false;   // --load-format dummy
+  std::string device = "auto";  // auto | cpu | cuda
+  int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 8192;
-  int64_t kv_reserve_per_seq = 0;   // --kv-reserve-per-seq (SchedulerConfig)
+  int64_t kv_reserve_per_seq = 0;  // --kv-reserve-per-seq (SchedulerConfig)
   int64_t block_size = 16;
-  int64_t num_kv_blocks = 0;        // 0: sized automatically (--num-kv-blocks overrides)
+  int64_t num_kv_blocks = 0;  // 0: sized automatically (--num-kv-blocks overrides)
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
-  bool enforce_eager = false;       // no CUDA graphs for decode steps (--enforce-eager)
+  bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
-  bool verbose = true;              // progress and timings on stderr
+  bool verbose = true;  // progress and timings on stderr
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;

@@ -12,8 +12,8 @@ namespace {
 // layer plus the residual stream in fp32, and fp32 logits for up to max_logit_rows rows.
 size_t arena_bytes(const ModelConfig& config, int64_t max_tokens, int64_t max_logit_rows) {
   const int64_t qkv = (config.n_heads + 2 * config.n_kv_heads) * config.head_dim;
-  const int64_t widest = std::max(3 * config.intermediate_size,
-                                  qkv + 2 * config.n_heads * config.head_dim);
+  const int64_t widest =
+      std::max(3 * config.intermediate_size, qkv + 2 * config.n_heads * config.head_dim);
   const int64_t per_token = widest + 5 * config.hidden_size;
   return sizeof(float) * (static_cast<size_t>(max_tokens) * per_token +
                           static_cast<size_t>(max_logit_rows) * config.vocab_size) +
@@ -36,8 +36,8 @@ ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, const Runn
     : backend_(backend), model_(model), kv_(kv), limits_(limits) {
   limits_.max_logit_rows = std::min(limits.max_tokens, limits.max_logit_rows);
   limits_.max_blocks_per_seq = std::max<int64_t>(1, limits.max_blocks_per_seq);
-  arena_ = Arena(backend.allocate(arena_bytes(model.config(), limits_.max_tokens,
-                                              limits_.max_logit_rows)));
+  arena_ = Arena(
+      backend.allocate(arena_bytes(model.config(), limits_.max_tokens, limits_.max_logit_rows)));
   const size_t bytes = inputs_bytes(limits_);
   inputs_ = backend.allocate(bytes);
   for (int slot = 0; slot < 2; ++slot) {
@@ -57,17 +57,21 @@ namespace {
 struct IndexArrays {
   int32_t *ids, *positions, *cu_seqlens, *kv_lens, *slots, *tables, *logits_rows, *end;
 
-  IndexArrays(int32_t* base, int64_t n_tokens, int64_t n_seqs, int64_t table_width,
-              int64_t n_rows)
-      : ids(base), positions(ids + n_tokens), cu_seqlens(positions + n_tokens),
-        kv_lens(cu_seqlens + n_seqs + 1), slots(kv_lens + n_seqs), tables(slots + n_tokens),
-        logits_rows(tables + n_seqs * table_width), end(logits_rows + n_rows) {}
+  IndexArrays(int32_t* base, int64_t n_tokens, int64_t n_seqs, int64_t table_width, int64_t n_rows)
+      : ids(base),
+        positions(ids + n_tokens),
+        cu_seqlens(positions + n_tokens),
+        kv_lens(cu_seqlens + n_seqs + 1),
+        slots(kv_lens + n_seqs),
+        tables(slots + n_tokens),
+        logits_rows(tables + n_seqs * table_width),
+        end(logits_rows + n_rows) {}
 };
 
 // Fills the arrays for `steps` then padding rows up to meta.n_seqs (one token 0 writing no
 // KV, slot -1, empty context), and meta's sizes.
-void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size,
-                       int64_t table_width, const IndexArrays& a, BatchMeta& meta) {
+void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size, int64_t table_width,
+                       const IndexArrays& a, BatchMeta& meta) {
   std::fill(a.tables, a.logits_rows, 0);
   meta.decode_only = true;
   int64_t token = 0, row = 0;
@@ -78,18 +82,17 @@ void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size,
     const SequenceStep& s = real ? steps[i] : pad;
     const int64_t n_new = real ? static_cast<int64_t>(s.tokens.size()) : 1;
     const int64_t kv_len = real ? s.n_cached + n_new : 0;
-    HADRON_CHECK(!real || (n_new > 0 && kv_len <= static_cast<int64_t>(s.blocks.size()) *
-                                                       block_size),
-                 "sequence {}: {} tokens need more than its {} blocks", i, kv_len,
-                 s.blocks.size());
+    HADRON_CHECK(
+        !real || (n_new > 0 && kv_len <= static_cast<int64_t>(s.blocks.size()) * block_size),
+        "sequence {}: {} tokens need more than its {} blocks", i, kv_len, s.blocks.size());
     for (int64_t j = 0; j < n_new; ++j, ++token) {
       if (s.all_logits || j + 1 == n_new) a.logits_rows[row++] = static_cast<int32_t>(token);
       const int64_t pos = s.n_cached + j;
       a.ids[token] = real ? s.tokens[j] : 0;
       a.positions[token] = static_cast<int32_t>(pos);
-      a.slots[token] = real ? static_cast<int32_t>(s.blocks[pos / block_size] * block_size +
-                                                   pos % block_size)
-                            : -1;
+      a.slots[token] =
+          real ? static_cast<int32_t>(s.blocks[pos / block_size] * block_size + pos % block_size)
+               : -1;
     }
     std::copy(s.blocks.begin(), s.blocks.end(), a.tables + i * table_width);
     a.cu_seqlens[i + 1] = static_cast<int32_t>(token);
@@ -102,8 +105,7 @@ void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size,
 
 // Sampling columns of n_rows 8-byte slots each (temperature, top_k, top_p, min_p, seed,
 // step); rows past `sampling` (padding) are zero: greedy.
-void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows,
-                           char* columns) {
+void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows, char* columns) {
   const int64_t column_bytes = n_rows * 8;
   std::memset(columns, 0, kSamplingColumns * column_bytes);
   for (int64_t r = 0; r < static_cast<int64_t>(sampling.size()); ++r) {
@@ -121,8 +123,7 @@ void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows
 
 ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> steps,
                                                   std::span<const RowSampling> sampling,
-                                                  int64_t pad_to, int64_t table_width,
-                                                  int slot) {
+                                                  int64_t pad_to, int64_t table_width, int slot) {
   const auto n_real = static_cast<int64_t>(steps.size());
   const int64_t n_seqs = std::max(n_real, pad_to);
   int64_t n_tokens = n_seqs - n_real, n_rows = n_seqs - n_real;
@@ -147,8 +148,8 @@ ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> 
   meta.block_size = static_cast<int>(kv_.block_size());
   fill_index_arrays(steps, kv_.block_size(), table_width, arrays, meta);
   const size_t sampling_offset = ((arrays.end - host) * sizeof(int32_t) + 7) / 8 * 8;
-  fill_sampling_columns(sampling, n_seqs, static_cast<char*>(staging_[slot].data()) +
-                                              sampling_offset);
+  fill_sampling_columns(sampling, n_seqs,
+                        static_cast<char*>(staging_[slot].data()) + sampling_offset);
 
   // The same layout in the device buffer.
   const Device device = backend_.device();
@@ -291,8 +292,8 @@ std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
     const int64_t end = std::min(n_rows, begin + limits_.max_logit_rows);
     const Tensor logits = arena_.alloc(DType::F32, {end - begin, vocab});
     model_.compute_logits(hidden.slice_rows(begin, end), logits);
-    backend_.copy(logits, Tensor::view_of(host.data() + begin * vocab, DType::F32,
-                                          {end - begin, vocab}));
+    backend_.copy(logits,
+                  Tensor::view_of(host.data() + begin * vocab, DType::F32, {end - begin, vocab}));
     arena_.rewind(mark);
   }
   backend_.synchronize();

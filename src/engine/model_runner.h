@@ -111,10 +111,10 @@ class ModelRunner {
   KvCache& kv_;
   RunnerLimits limits_;
   Arena arena_;
-  Buffer inputs_;         // device: index arrays, then sampling columns
-  Buffer staging_[2];     // pinned host images of inputs_, alternating between steps
+  Buffer inputs_;      // device: index arrays, then sampling columns
+  Buffer staging_[2];  // pinned host images of inputs_, alternating between steps
   std::unique_ptr<DeviceEvent> staging_free_[2];
-  Buffer sampled_;        // device: I32 [max_logit_rows], the last sampled tokens
+  Buffer sampled_;  // device: I32 [max_logit_rows], the last sampled tokens
   Buffer sampled_host_[2];
   int next_slot_ = 0;
   std::deque<InFlight> in_flight_;

@@ -18,14 +18,14 @@ struct SamplingParams {
   float presence_penalty = 0.0f;    // over output tokens (OpenAI semantics)
   float frequency_penalty = 0.0f;
   std::vector<std::pair<int32_t, float>> logit_bias;
-  std::optional<uint64_t> seed;     // reproducible regardless of batch mates
-  std::vector<std::string> stop;    // stop strings, excluded from the output
+  std::optional<uint64_t> seed;   // reproducible regardless of batch mates
+  std::vector<std::string> stop;  // stop strings, excluded from the output
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
-  int64_t max_tokens = 16;          // 0: the prompt is computed (and scored) and no token made
-  int64_t min_tokens = 0;           // stop tokens and strings are ignored before this many
-  int n = 1;                        // completions sharing the prompt
-  int logprobs = -1;                // -1: none; k >= 0: sampled token + top-k
+  int64_t max_tokens = 16;  // 0: the prompt is computed (and scored) and no token made
+  int64_t min_tokens = 0;   // stop tokens and strings are ignored before this many
+  int n = 1;                // completions sharing the prompt
+  int logprobs = -1;        // -1: none; k >= 0: sampled token + top-k
   int prompt_logprobs = -1;
   bool skip_special_tokens = true;
 };

@@ -134,8 +134,7 @@ SchedulerOutput Scheduler::schedule() {
 void Scheduler::on_step_done(const SchedulerOutput& output) {
   for (const ScheduledSeq& s : output.seqs) {
     s.seq->n_computed += s.n_tokens;
-    blocks_.cache_full_blocks(s.seq->blocks,
-                              std::span(s.seq->tokens).first(s.seq->n_computed),
+    blocks_.cache_full_blocks(s.seq->blocks, std::span(s.seq->tokens).first(s.seq->n_computed),
                               s.seq->cache_salt, s.seq->hash_cursor);
   }
 }

@@ -17,8 +17,7 @@ const char* finish_reason_name(FinishReason reason) {
 }
 
 Sequence::Sequence(uint64_t request_id, int index, std::vector<int32_t> prompt,
-                   std::shared_ptr<const SamplingParams> params, uint64_t seed,
-                   uint64_t cache_salt)
+                   std::shared_ptr<const SamplingParams> params, uint64_t seed, uint64_t cache_salt)
     : request_id(request_id),
       index(index),
       params(std::move(params)),

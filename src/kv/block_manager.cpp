@@ -18,7 +18,8 @@ uint64_t BlockManager::block_hash(uint64_t parent, std::span<const int32_t> toke
   // FNV-1a over the parent hash, the salt and the tokens, then a final avalanche.
   uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&h](uint64_t value) {
-    for (int byte = 0; byte < 8; ++byte) h = (h ^ ((value >> (8 * byte)) & 0xff)) * 0x100000001b3ull;
+    for (int byte = 0; byte < 8; ++byte)
+      h = (h ^ ((value >> (8 * byte)) & 0xff)) * 0x100000001b3ull;
   };
   mix(parent);
   mix(salt);

@@ -12,8 +12,8 @@ size_t KvCache::bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t 
   return bytes;
 }
 
-void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
-                       int64_t n_blocks, int64_t block_size, DType dtype) {
+void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers, int64_t n_blocks,
+                       int64_t block_size, DType dtype) {
   HADRON_CHECK(n_blocks > 0 && block_size > 0 && storage_.bytes() == 0,
                "KV cache of {} blocks of {} (allocated once)", n_blocks, block_size);
   n_blocks_ = n_blocks;
@@ -22,8 +22,9 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
   char* cursor = static_cast<char*>(storage_.data());
   for (const KvLayerSpec& layer : layers) {
     for (auto* list : {&k_, &v_}) {
-      Tensor t = Tensor::view_of(cursor, dtype, {n_blocks, block_size, layer.n_kv_heads,
-                                                 layer.head_dim}, backend.device());
+      Tensor t =
+          Tensor::view_of(cursor, dtype, {n_blocks, block_size, layer.n_kv_heads, layer.head_dim},
+                          backend.device());
       cursor += t.nbytes();
       list->push_back(t);
     }

@@ -1,8 +1,8 @@
 // describe(ModelConfig): the normalised fields, one topic per line, for `hadron inspect`.
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "loader/hf_config.h"
 

@@ -6,10 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/dtype.h"
 
@@ -91,7 +90,7 @@ enum class LayerKind : uint8_t { kFullAttention, kSlidingAttention, kLinearAtten
 struct ModelConfig {
   std::string architecture;  // architectures[0]
   std::string model_type;
-  std::string source;        // file it came from, for messages
+  std::string source;  // file it came from, for messages
 
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -106,7 +105,7 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool attention_bias = false;
   bool mlp_bias = false;
-  DType dtype = DType::BF16;  // torch_dtype / dtype
+  DType dtype = DType::BF16;           // torch_dtype / dtype
   int64_t sliding_window = 0;          // 0: none (also when use_sliding_window is false)
   std::vector<LayerKind> layer_types;  // always one per layer; full attention when not given
   std::vector<int64_t> bos_token_ids;

@@ -2,10 +2,9 @@
 // InputError naming the file, never a silently dropped value or a stack overflow.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace hadron {
 

@@ -5,6 +5,7 @@
 #include "loader/safetensors.h"
 
 #include <fcntl.h>
+#include <fmt/ranges.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,8 +16,6 @@
 #include <limits>
 #include <string_view>
 #include <tuple>
-
-#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "loader/json_text.h"

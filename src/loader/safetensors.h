@@ -19,8 +19,8 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   const void* data = nullptr;  // into the mapping; valid while the file is open
   size_t nbytes = 0;
-  size_t offset = 0;           // of its bytes from the start of the file's data section
-  std::string file;            // path of the file holding it, for messages
+  size_t offset = 0;  // of its bytes from the start of the file's data section
+  std::string file;   // path of the file holding it, for messages
 
   int64_t numel() const;
 };
@@ -29,7 +29,7 @@ struct TensorInfo {
 struct SafetensorsHeader {
   std::vector<TensorInfo> tensors;  // data holds the offset from the data section's start
   std::map<std::string, std::string> metadata;
-  size_t data_offset = 0;           // 8 + header length
+  size_t data_offset = 0;  // 8 + header length
 };
 
 // Parses and validates the first bytes of a safetensors file (all of it for validation of

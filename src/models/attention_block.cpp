@@ -4,8 +4,8 @@
 
 namespace hadron {
 
-void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix,
-                             const ModelConfig& config, const AttentionOptions& options) {
+void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
+                             const AttentionOptions& options) {
   options_ = options;
   const int64_t hidden = config.hidden_size, d = config.head_dim;
   const int64_t nq = config.n_heads, nkv = config.n_kv_heads;
@@ -27,8 +27,8 @@ void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix,
 }
 
 void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,
-                             const Tensor& k_cache, const Tensor& v_cache,
-                             const Tensor& cos_sin, Arena& arena, const Tensor& out) const {
+                             const Tensor& k_cache, const Tensor& v_cache, const Tensor& cos_sin,
+                             Arena& arena, const Tensor& out) const {
   const int64_t n_tokens = input.residual.size(0), nq = qkv_params_.n_heads;
   const int64_t d = qkv_params_.head_dim;
   const DType act = backend.activation_dtype();
@@ -52,8 +52,7 @@ void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidd
   plan.add(&down_, prefix + "down_proj.weight", {hidden, intermediate});
 }
 
-void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena,
-                       const Tensor& out) const {
+void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
   const Tensor gate_up = arena.alloc(backend.activation_dtype(), {x.size(0), 2 * intermediate_});
   backend.linear(x, gate_up_, Tensor{}, gate_up);
   down(backend, gate_up, arena, out);

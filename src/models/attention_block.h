@@ -43,8 +43,7 @@ class AttentionBlock {
 class GatedMlp {
  public:
   // prefix: e.g. "model.layers.3.mlp."
-  void declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
-               int64_t intermediate);
+  void declare(WeightPlan& plan, const std::string& prefix, int64_t hidden, int64_t intermediate);
   // x: normed input [T, hidden]; out: [T, hidden].
   void forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const;
   // As above, the norm in front applied by the gate/up projection (fused where the backend can).

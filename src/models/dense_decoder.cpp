@@ -49,9 +49,9 @@ void DenseDecoder::prepare(int64_t max_positions) {
   const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
   cos_sin_storage_ = backend_.allocate(table.size() * sizeof(float));
   cos_sin_ = cos_sin_storage_.view(DType::F32, {max_positions, rotary_dim});
-  backend_.copy(Tensor::view_of(const_cast<float*>(table.data()), DType::F32,
-                                {max_positions, rotary_dim}),
-                cos_sin_);
+  backend_.copy(
+      Tensor::view_of(const_cast<float*>(table.data()), DType::F32, {max_positions, rotary_dim}),
+      cos_sin_);
 }
 
 std::vector<KvLayerSpec> DenseDecoder::kv_layers() const {
@@ -71,8 +71,12 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   backend_.embedding(meta.token_ids, embed_tokens_, residual);
   // The norm in front of the next projection; adds `branch` unless this is the first layer's.
   const auto pre_norm = [&](const Tensor& weight, bool add_branch) {
-    return AddRmsNorm{add_branch ? branch : Tensor{}, residual,
-                      add_branch ? residual_next : Tensor{}, weight, eps, normed};
+    return AddRmsNorm{add_branch ? branch : Tensor{},
+                      residual,
+                      add_branch ? residual_next : Tensor{},
+                      weight,
+                      eps,
+                      normed};
   };
   const auto advance = [&] { std::swap(residual, residual_next); };
   const size_t layer_mark = arena.used();

@@ -116,8 +116,12 @@ MoeExpertWeights MoeBlock::expert_weights() const {
     case MoeExpertLayout::kPerExpert:
       return {gate_up_.reshape({E, 2 * I, H}), gate_up_bias_, down_.reshape({E, H, I}), down_bias_};
     case MoeExpertLayout::kFusedMxfp4:
-      return {gate_up_.reshape({E, 2 * I, H / 2}), gate_up_bias_, down_.reshape({E, H, I / 2}),
-              down_bias_, gate_up_scales_, down_scales_};
+      return {gate_up_.reshape({E, 2 * I, H / 2}),
+              gate_up_bias_,
+              down_.reshape({E, H, I / 2}),
+              down_bias_,
+              gate_up_scales_,
+              down_scales_};
   }
   return {};
 }

@@ -173,9 +173,10 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
 void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
                        const std::string& device) {
   if (free_bytes && weight_bytes > *free_bytes)
-    input_error("the model does not fit: its weights need {:.2f} GB on {} and {:.2f} GB are "
-                "free (a device with more memory or a smaller or quantised checkpoint would)",
-                weight_bytes / 1e9, device, *free_bytes / 1e9);
+    input_error(
+        "the model does not fit: its weights need {:.2f} GB on {} and {:.2f} GB are "
+        "free (a device with more memory or a smaller or quantised checkpoint would)",
+        weight_bytes / 1e9, device, *free_bytes / 1e9);
 }
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,

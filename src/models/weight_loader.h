@@ -31,13 +31,12 @@ void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
 // Loads every spec (first checking that they fit the backend's free memory). Throws
 // InputError listing every declared tensor that is missing or has the wrong shape, and every
 // checkpoint tensor nobody used (unless the plan allows it).
-LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
-                           Backend& backend, bool show_progress = false);
+LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
+                           bool show_progress = false);
 
 // Fills every spec with seeded random values in the backend's weight dtype for
 // `checkpoint_dtype`: matrices U(-1/sqrt(fan_in), 1/sqrt(fan_in)), vectors 1 + U(-0.1, 0.1).
-LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend,
-                                 DType checkpoint_dtype, uint64_t seed,
-                                 bool show_progress = false);
+LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
+                                 uint64_t seed, bool show_progress = false);
 
 }  // namespace hadron

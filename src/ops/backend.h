@@ -14,8 +14,8 @@
 #include "core/buffer.h"
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
-#include "ops/moe.h"
 #include "ops/device_work.h"
+#include "ops/moe.h"
 #include "ops/sampling.h"
 
 namespace hadron {
@@ -87,9 +87,7 @@ class Backend {
   // allocate_host: leave that memory alone until an event recorded after the copy completes.
   virtual void copy_async(const Tensor& src, const Tensor& dst) { copy(src, dst); }
   // Marks the work queued so far.
-  virtual std::unique_ptr<DeviceEvent> record_event() {
-    return std::make_unique<CompletedEvent>();
-  }
+  virtual std::unique_ptr<DeviceEvent> record_event() { return std::make_unique<CompletedEvent>(); }
   // Runs `work` (ops of this backend) once into a graph; null when the backend has none.
   // The work must not allocate, copy from host memory or synchronize.
   virtual std::unique_ptr<DeviceGraph> capture_graph(const CaptureFn& work) {
@@ -114,8 +112,8 @@ class Backend {
 
   // norm (see AddRmsNorm), then out = norm.normed @ weight^T (+ bias) as linear. The default
   // runs the two ops; a backend may fuse them (CUDA does for decode-sized batches).
-  virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
-                                   const Tensor& bias, const Tensor& out);
+  virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                                   const Tensor& out);
 
   // norm (see AddRmsNorm), then gate_up = norm.normed @ weight^T as linear, then activated =
   // silu_mul(gate_up): a gated MLP up to its down projection. weight: [2I, H] ([gate | up]);
@@ -127,8 +125,8 @@ class Backend {
   // activated = silu_mul(gate_up), then out = activated @ weight^T (+ bias) as linear.
   // gate_up: [T, 2I]; activated: [T, I], written, not overlapping gate_up. The default runs
   // the two ops; a backend may fuse them (CUDA does for decode-sized batches).
-  virtual void silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
-                               const Tensor& weight, const Tensor& bias, const Tensor& out);
+  virtual void silu_mul_linear(const Tensor& gate_up, const Tensor& activated, const Tensor& weight,
+                               const Tensor& bias, const Tensor& out);
 
   // Rotary embedding in place on the first rotary_dim dims of each head.
   // x: [T, n_heads, head_dim]; positions: I32 [T]; cos_sin: F32 [max_pos, rotary_dim]
@@ -149,9 +147,8 @@ class Backend {
   // [head_dim] or undefined; positions: I32 [T]; q_out: [T, n_heads, head_dim].
   virtual void qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                               const Tensor& positions, const Tensor& cos_sin,
-                              const QkvParams& params, const Tensor& k_cache,
-                              const Tensor& v_cache, const Tensor& slot_mapping,
-                              const Tensor& q_out) = 0;
+                              const QkvParams& params, const Tensor& k_cache, const Tensor& v_cache,
+                              const Tensor& slot_mapping, const Tensor& q_out) = 0;
 
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
@@ -177,8 +174,7 @@ class Backend {
   // moe_route; a backend may fuse them (CUDA does for decode-sized batches).
   virtual void moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
                           const Tensor& correction_bias, const MoeRoutingParams& params,
-                          const Tensor& logits, const Tensor& topk_ids,
-                          const Tensor& topk_weights);
+                          const Tensor& logits, const Tensor& topk_ids, const Tensor& topk_weights);
 
   // out[t] (+)= sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), where
   // expert_e(x) = down_e(act(gate_up_e x + gate_up_bias_e)) + down_bias_e.

@@ -13,11 +13,11 @@
 namespace hadron {
 
 struct BatchMeta {
-  int n_tokens = 0;     // T
-  int n_seqs = 0;       // S
-  int max_q_len = 0;    // max over s of q_len(s)
-  int max_kv_len = 0;   // max over s of seq_lens_kv[s]
-  int block_size = 0;   // tokens per KV block
+  int n_tokens = 0;          // T
+  int n_seqs = 0;            // S
+  int max_q_len = 0;         // max over s of q_len(s)
+  int max_kv_len = 0;        // max over s of seq_lens_kv[s]
+  int block_size = 0;        // tokens per KV block
   bool decode_only = false;  // every q_len(s) == 1
 
   // All tensors below live on the backend's device.

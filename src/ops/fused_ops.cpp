@@ -14,8 +14,8 @@ void check_out_of_place(const AddRmsNorm& norm) {
                norm.residual_out.describe());
 }
 
-void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight,
-                                  const Tensor& bias, const Tensor& out) {
+void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                                  const Tensor& out) {
   check_out_of_place(norm);
   if (norm.add.defined()) {
     copy(norm.residual, norm.residual_out);
@@ -32,16 +32,15 @@ void Backend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& wei
   silu_mul(gate_up, activated);
 }
 
-void Backend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
-                              const Tensor& weight, const Tensor& bias, const Tensor& out) {
+void Backend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated, const Tensor& weight,
+                              const Tensor& bias, const Tensor& out) {
   silu_mul(gate_up, activated);
   linear(activated, weight, bias, out);
 }
 
 void Backend::moe_router(const Tensor& x, const Tensor& router, const Tensor& router_bias,
                          const Tensor& correction_bias, const MoeRoutingParams& params,
-                         const Tensor& logits, const Tensor& topk_ids,
-                         const Tensor& topk_weights) {
+                         const Tensor& logits, const Tensor& topk_ids, const Tensor& topk_weights) {
   linear(x, router, router_bias, logits);
   moe_route(logits, correction_bias, params, topk_ids, topk_weights);
 }

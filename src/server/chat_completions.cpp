@@ -38,8 +38,9 @@ void check_tool_choice(const Fields& f, bool& tools_offered) {
     tools_offered = false;  // the template still sees them; no calls are parsed
     return;
   }
-  bad_request("tool_choice", "tool_choice 'required' or a named function needs constrained "
-                             "decoding, which hadron does not have yet; use 'auto' or 'none'");
+  bad_request("tool_choice",
+              "tool_choice 'required' or a named function needs constrained "
+              "decoding, which hadron does not have yet; use 'auto' or 'none'");
 }
 
 ChatRequest parse_request(const Json& body, ServerContext& context) {
@@ -56,7 +57,8 @@ ChatRequest parse_request(const Json& body, ServerContext& context) {
     if (!extra->is_object()) f.wrong_type("chat_template_kwargs", "an object");
     kwargs = *extra;
   }
-  if (std::optional<std::string> effort = f.string("reasoning_effort")) kwargs["reasoning_effort"] = *effort;
+  if (std::optional<std::string> effort = f.string("reasoning_effort"))
+    kwargs["reasoning_effort"] = *effort;
   r.prompt = render_chat(served, std::move(messages), std::move(tools), kwargs,
                          f.boolean("add_generation_prompt").value_or(true));
   r.params = parse_sampling(f, {context.limits, served.defaults, served.vocab_size});
@@ -80,7 +82,8 @@ Json tool_calls_json(const std::vector<ToolCall>& calls, const std::vector<std::
                      size_t first_index, bool with_index) {
   Json out = Json::array();
   for (size_t i = 0; i < calls.size(); ++i) {
-    Json call = {{"id", ids[first_index + i]}, {"type", "function"},
+    Json call = {{"id", ids[first_index + i]},
+                 {"type", "function"},
                  {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
     if (with_index) call["index"] = first_index + i;
     out.push_back(std::move(call));
@@ -96,7 +99,8 @@ Json chat_finish_reason(const ChatChoice& c) {
 Json message_json(const ChatChoice& c) {
   Json message = {{"role", "assistant"}};
   message["content"] = c.message.content.empty() && !c.message.tool_calls.empty()
-                           ? Json(nullptr) : Json(c.message.content);
+                           ? Json(nullptr)
+                           : Json(c.message.content);
   if (!c.message.reasoning.empty()) message["reasoning_content"] = c.message.reasoning;
   if (!c.message.tool_calls.empty())
     message["tool_calls"] = tool_calls_json(c.message.tool_calls, c.tool_call_ids, 0, false);
@@ -125,22 +129,30 @@ Json collect(ServerContext& context, ChatRequest& r, Generation& g) {
       logprobs = {{"content", Json::array()}};
       append_chat_logprobs(context.model, c.logprobs, logprobs["content"]);
     }
-    out_choices.push_back({{"index", i}, {"message", message_json(c)}, {"logprobs", logprobs},
+    out_choices.push_back({{"index", i},
+                           {"message", message_json(c)},
+                           {"logprobs", logprobs},
                            {"finish_reason", chat_finish_reason(c)},
                            {"stop_reason", stop_reason_json(c.stop_string)}});
   }
-  return {{"id", random_id("chatcmpl-")}, {"object", "chat.completion"}, {"created", unix_time()},
-          {"model", context.model.name}, {"choices", out_choices},
+  return {{"id", random_id("chatcmpl-")},
+          {"object", "chat.completion"},
+          {"created", unix_time()},
+          {"model", context.model.name},
+          {"choices", out_choices},
           {"usage", usage_json(g.n_prompt_tokens(), completion_tokens)}};
 }
 
 class ChatStream final : public EventSource {
  public:
   ChatStream(ServerContext& context, ChatRequest request, const httplib::Request& http)
-      : context_(context), request_(std::move(request)), client_(http),
+      : context_(context),
+        request_(std::move(request)),
+        client_(http),
         generation_(context, client_, request_.prompt.ids, request_.params),
         choices_(make_choices(context, request_)),
-        id_(random_id("chatcmpl-")), created_(unix_time()) {}
+        id_(random_id("chatcmpl-")),
+        created_(unix_time()) {}
 
   bool poll(std::string& out) override {
     if (!started_) {
@@ -167,21 +179,26 @@ class ChatStream final : public EventSource {
 
  private:
   Json envelope(Json choices) const {
-    Json j = {{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_},
-              {"model", context_.model.name}, {"choices", std::move(choices)}};
+    Json j = {{"id", id_},
+              {"object", "chat.completion.chunk"},
+              {"created", created_},
+              {"model", context_.model.name},
+              {"choices", std::move(choices)}};
     if (request_.include_usage) j["usage"] = nullptr;
     return j;
   }
 
   Json sse_chunk_json(int index, Json delta, Json logprobs, Json finish_reason) const {
-    Json choice = {{"index", index}, {"delta", std::move(delta)}, {"logprobs", std::move(logprobs)},
+    Json choice = {{"index", index},
+                   {"delta", std::move(delta)},
+                   {"logprobs", std::move(logprobs)},
                    {"finish_reason", std::move(finish_reason)}};
     return envelope(Json::array({std::move(choice)}));
   }
 
   std::string chunk(int index, Json delta, Json logprobs, Json finish_reason) const {
-    return sse_data(sse_chunk_json(index, std::move(delta), std::move(logprobs),
-                                   std::move(finish_reason)));
+    return sse_data(
+        sse_chunk_json(index, std::move(delta), std::move(logprobs), std::move(finish_reason)));
   }
 
   std::string on_output(const RequestOutput& o) {
@@ -191,7 +208,8 @@ class ChatStream final : public EventSource {
     Json delta = Json::object();
     if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
     if (!d.content.empty()) delta["content"] = d.content;
-    if (!d.tool_calls.empty()) delta["tool_calls"] = tool_calls_json(d.tool_calls, c.tool_call_ids, first_call, true);
+    if (!d.tool_calls.empty())
+      delta["tool_calls"] = tool_calls_json(d.tool_calls, c.tool_call_ids, first_call, true);
     Json logprobs = nullptr;
     if (request_.params.logprobs >= 0 && !o.logprobs.empty()) {
       logprobs = {{"content", Json::array()}};

@@ -13,7 +13,7 @@ namespace hadron::server {
 
 struct ChatChoice {
   std::unique_ptr<OutputParser> parser;
-  ParsedDelta message;          // everything so far
+  ParsedDelta message;  // everything so far
   std::vector<std::string> tool_call_ids;
   std::vector<Logprobs> logprobs;
   FinishReason finish = FinishReason::kNone;

@@ -62,7 +62,8 @@ Json openai_messages(const Fields& fields, const RequestLimits& limits) {
       if (!calls->is_array()) m.wrong_type("tool_calls", "an array");
       Json normalized = Json::array();
       for (size_t c = 0; c < calls->size(); ++c)
-        normalized.push_back(normalize_tool_call((*calls)[c], fmt::format("{}.tool_calls[{}]", param, c)));
+        normalized.push_back(
+            normalize_tool_call((*calls)[c], fmt::format("{}.tool_calls[{}]", param, c)));
       message["tool_calls"] = std::move(normalized);
     }
     if (message["content"].is_null() && *role != "assistant")
@@ -80,7 +81,8 @@ Json openai_tools(const Fields& fields) {
   for (size_t i = 0; i < tools->size(); ++i) {
     const std::string param = fmt::format("tools[{}]", i);
     const Fields tool((*tools)[i], param);
-    if (tool.string("type") != "function") bad_request(param, "'{}.type' must be 'function'", param);
+    if (tool.string("type") != "function")
+      bad_request(param, "'{}.type' must be 'function'", param);
     const Fields function(tool.required("function"), param + ".function");
     if (!function.string("name")) bad_request(param, "'{}.function.name' is required", param);
   }
@@ -90,8 +92,9 @@ Json openai_tools(const Fields& fields) {
 ChatPrompt render_chat(const ServedModel& served, Json messages, Json tools, const Json& kwargs,
                        bool add_generation_prompt) {
   if (!served.chat_template)
-    bad_request("messages", "this model has no chat template; use /v1/completions or start the "
-                            "server with --chat-template");
+    bad_request("messages",
+                "this model has no chat template; use /v1/completions or start the "
+                "server with --chat-template");
   if (served.tokenizer == nullptr) bad_request("messages", "this model has no tokenizer");
   Json context = Json::object();
   if (kwargs.is_object())
@@ -111,7 +114,8 @@ ChatPrompt render_chat(const ServedModel& served, Json messages, Json tools, con
   prompt.ids = served.tokenizer->encode(text, /*add_special_tokens=*/false);
   const size_t open = text.rfind("<think>");
   const size_t close = text.rfind("</think>");
-  prompt.starts_in_reasoning = open != std::string::npos && (close == std::string::npos || close < open);
+  prompt.starts_in_reasoning =
+      open != std::string::npos && (close == std::string::npos || close < open);
   return prompt;
 }
 

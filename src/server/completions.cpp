@@ -22,7 +22,8 @@ std::vector<int32_t> ids_of(const Json& array, const ServedModel& served) {
     if (!id.is_number_integer()) bad_request("prompt", "a token-id prompt must hold integers");
     const int64_t value = id.get<int64_t>();
     if (value < 0 || value >= served.vocab_size)
-      bad_request("prompt", "token id {} is outside the vocabulary [0, {})", value, served.vocab_size);
+      bad_request("prompt", "token id {} is outside the vocabulary [0, {})", value,
+                  served.vocab_size);
     ids.push_back(static_cast<int32_t>(value));
   }
   return ids;
@@ -46,9 +47,12 @@ std::vector<CompletionPrompt> read_prompts(const Fields& fields, const ServerCon
     if (prompt.size() > context.limits.max_prompts)
       bad_request("prompt", "at most {} prompts per request", context.limits.max_prompts);
     for (const Json& p : prompt) {
-      if (p.is_string()) prompts.push_back(text_prompt(p.get<std::string>(), served));
-      else if (p.is_array()) prompts.push_back({ids_of(p, served), {}});
-      else fields.wrong_type("prompt", "a string, an array of strings or of token-id arrays");
+      if (p.is_string())
+        prompts.push_back(text_prompt(p.get<std::string>(), served));
+      else if (p.is_array())
+        prompts.push_back({ids_of(p, served), {}});
+      else
+        fields.wrong_type("prompt", "a string, an array of strings or of token-id arrays");
     }
   } else {
     fields.wrong_type("prompt", "a string, an array of strings or of token-id arrays");
@@ -130,15 +134,19 @@ struct Choice {
 class CompletionStream final : public EventSource {
  public:
   CompletionStream(ServerContext& context, CompletionRequest request, std::unique_ptr<Run> run)
-      : context_(context), request_(std::move(request)), run_(std::move(run)),
-        id_(random_id("cmpl-")), created_(unix_time()),
+      : context_(context),
+        request_(std::move(request)),
+        run_(std::move(run)),
+        id_(random_id("cmpl-")),
+        created_(unix_time()),
         prompt_logprobs_(run_->generations.size()) {}
 
   bool poll(std::string& out) override {
     bool all_done = true;
     for (size_t p = 0; p < run_->generations.size(); ++p) {
       Generation& g = *run_->generations[p];
-      for (RequestOutput& o : g.next(std::chrono::milliseconds(run_->generations.size() > 1 ? 2 : 20)))
+      for (RequestOutput& o :
+           g.next(std::chrono::milliseconds(run_->generations.size() > 1 ? 2 : 20)))
         out += chunk(p, o);
       all_done = all_done && g.done();
     }
@@ -158,8 +166,11 @@ class CompletionStream final : public EventSource {
 
  private:
   Json envelope(Json choices, Json usage = nullptr) const {
-    Json j = {{"id", id_}, {"object", "text_completion"}, {"created", created_},
-              {"model", context_.model.name}, {"choices", std::move(choices)}};
+    Json j = {{"id", id_},
+              {"object", "text_completion"},
+              {"created", created_},
+              {"model", context_.model.name},
+              {"choices", std::move(choices)}};
     if (request_.include_usage) j["usage"] = std::move(usage);
     return j;
   }
@@ -180,7 +191,9 @@ class CompletionStream final : public EventSource {
                                prompt_logprobs_[prompt_idx], offset, logprobs);
       append_completion_logprobs(context_.model, o.logprobs, offset, logprobs);
     }
-    Json choice = {{"index", index}, {"text", text}, {"logprobs", logprobs},
+    Json choice = {{"index", index},
+                   {"text", text},
+                   {"logprobs", logprobs},
                    {"finish_reason", finish_reason_json(o.finish_reason)}};
     if (o.finished) choice["stop_reason"] = stop_reason_json(o.stop_string);
     if (request_.return_token_ids) choice["token_ids"] = o.token_ids;
@@ -232,15 +245,17 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
                                logprobs);
       append_completion_logprobs(context.model, choices[i].logprobs, offset, logprobs);
     }
-    Json choice = {{"index", i}, {"text", choices[i].text}, {"logprobs", logprobs},
+    Json choice = {{"index", i},
+                   {"text", choices[i].text},
+                   {"logprobs", logprobs},
                    {"finish_reason", finish_reason_json(choices[i].finish)},
                    {"stop_reason", stop_reason_json(choices[i].stop_string)}};
     if (r.return_token_ids) choice["token_ids"] = choices[i].token_ids;
     out_choices.push_back(std::move(choice));
   }
-  return {{"id", random_id("cmpl-")}, {"object", "text_completion"}, {"created", unix_time()},
-          {"model", context.model.name}, {"choices", out_choices},
-          {"usage", usage_json(prompt_tokens, completion_tokens)}};
+  return {{"id", random_id("cmpl-")}, {"object", "text_completion"},
+          {"created", unix_time()},   {"model", context.model.name},
+          {"choices", out_choices},   {"usage", usage_json(prompt_tokens, completion_tokens)}};
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ class Generation {
   Generation& operator=(const Generation&) = delete;
 
   // The next outputs, waiting up to `timeout`; ClientGone when the client left.
-  std::vector<RequestOutput> next(std::chrono::milliseconds timeout = std::chrono::milliseconds(20));
+  std::vector<RequestOutput> next(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(20));
   bool done() const { return stream_->done(); }
   int64_t n_prompt_tokens() const { return n_prompt_tokens_; }
 

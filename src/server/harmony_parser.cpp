@@ -23,9 +23,12 @@ class HarmonyParser final : public StateMachineParser {
 
   bool advance(ParsedDelta& out, bool final) override {
     switch (state_) {
-      case State::kOutside: return outside(out, final);
-      case State::kHeader: return in_header(final);
-      case State::kBody: return in_body(out, final);
+      case State::kOutside:
+        return outside(out, final);
+      case State::kHeader:
+        return in_header(final);
+      case State::kBody:
+        return in_body(out, final);
     }
     return false;
   }

@@ -26,9 +26,11 @@ void write_error(const httplib::Request& request, httplib::Response& response, c
   if (is_anthropic(request)) {
     body = {{"type", "error"}, {"error", {{"type", e.type()}, {"message", e.what()}}}};
   } else {
-    body = {{"error", {{"message", e.what()}, {"type", e.type()},
-                       {"param", e.param().empty() ? Json(nullptr) : Json(e.param())},
-                       {"code", e.code().empty() ? Json(e.status()) : Json(e.code())}}}};
+    body = {{"error",
+             {{"message", e.what()},
+              {"type", e.type()},
+              {"param", e.param().empty() ? Json(nullptr) : Json(e.param())},
+              {"code", e.code().empty() ? Json(e.status()) : Json(e.code())}}}};
   }
   response.set_content(dump_json(body), "application/json");
 }
@@ -47,32 +49,34 @@ void check_api_key(const ServerContext& context, const httplib::Request& request
 // server knows of the model, such as its vocabulary and context sizes, is set when the load
 // ends).
 httplib::Server::Handler guarded(ServerContext& context, Handler handler, bool model_api) {
-  return [&context, handler, model_api](const httplib::Request& request,
-                                        httplib::Response& response) {
-    try {
-      if (model_api) {
-        check_api_key(context, request);
-        if (context.engine.load() == nullptr) throw ApiError(503, "the model is still loading");
-      }
-      handler(context, request, response);
-    } catch (const ApiError& e) {
-      write_error(request, response, e);
-    } catch (const ClientGone&) {
-      response.status = 499;  // nobody is listening; the run is already aborted
-    } catch (const InputError& e) {
-      write_error(request, response, ApiError(400, e.what()));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s %s: %s\n", request.method.c_str(), request.path.c_str(),
-                   e.what());
-      write_error(request, response, ApiError(500, e.what()));
-    }
-  };
+  return
+      [&context, handler, model_api](const httplib::Request& request, httplib::Response& response) {
+        try {
+          if (model_api) {
+            check_api_key(context, request);
+            if (context.engine.load() == nullptr) throw ApiError(503, "the model is still loading");
+          }
+          handler(context, request, response);
+        } catch (const ApiError& e) {
+          write_error(request, response, e);
+        } catch (const ClientGone&) {
+          response.status = 499;  // nobody is listening; the run is already aborted
+        } catch (const InputError& e) {
+          write_error(request, response, ApiError(400, e.what()));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s %s: %s\n", request.method.c_str(), request.path.c_str(),
+                       e.what());
+          write_error(request, response, ApiError(500, e.what()));
+        }
+      };
 }
 
 }  // namespace
 
 HttpServer::HttpServer(ServerContext& context, HttpOptions options)
-    : context_(context), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+    : context_(context),
+      options_(std::move(options)),
+      server_(std::make_unique<httplib::Server>()) {
   const size_t max_connections = options_.max_connections;
   server_->new_task_queue = [max_connections] { return new ConnectionThreads(max_connections); };
   server_->set_payload_max_length(context_.limits.max_body_bytes);
@@ -100,7 +104,7 @@ void HttpServer::add_routes() {
     if (!response.body.empty() || response.status == 499) return;
     const int status = response.status;
     const std::string message =
-        status == 404 ? fmt::format("no route for {} {}", request.method, request.path)
+        status == 404   ? fmt::format("no route for {} {}", request.method, request.path)
         : status == 413 ? std::string("the request body is too large")
                         : fmt::format("HTTP error {}", status);
     write_error(request, response, ApiError(status, message));

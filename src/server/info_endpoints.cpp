@@ -23,9 +23,9 @@ const Tokenizer& tokenizer_of(const ServerContext& context) {
 }  // namespace
 
 void handle_models(ServerContext& context, const httplib::Request&, httplib::Response& response) {
-  const Json model = {{"id", context.model.name}, {"object", "model"}, {"created", unix_time()},
-                      {"owned_by", "hadron"}, {"root", context.model.root},
-                      {"max_model_len", context.model.max_model_len}};
+  const Json model = {{"id", context.model.name},   {"object", "model"},
+                      {"created", unix_time()},     {"owned_by", "hadron"},
+                      {"root", context.model.root}, {"max_model_len", context.model.max_model_len}};
   send_json(response, {{"object", "list"}, {"data", Json::array({model})}});
 }
 
@@ -68,8 +68,8 @@ void handle_tokenize(ServerContext& context, const httplib::Request& request,
   Json token_strs = Json::array();
   if (f.boolean("return_token_strs").value_or(false))
     for (int32_t id : ids) token_strs.push_back(tokenizer_of(context).id_to_token(id));
-  Json out = {{"count", ids.size()}, {"max_model_len", context.model.max_model_len},
-              {"tokens", ids}};
+  Json out = {
+      {"count", ids.size()}, {"max_model_len", context.model.max_model_len}, {"tokens", ids}};
   if (!token_strs.empty()) out["token_strs"] = token_strs;
   send_json(response, out);
 }

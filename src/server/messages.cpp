@@ -31,8 +31,10 @@ void append_turn(const std::string& role, const Json& content, const std::string
       message["content"] = message["content"].get<std::string>() + b.string("text").value_or("");
     } else if (type == "tool_use" && role == "assistant") {
       const Json input = b.get("input") ? *b.get("input") : Json::object();
-      calls.push_back({{"id", b.string("id").value_or("")}, {"type", "function"},
-                       {"function", {{"name", b.string("name").value_or("")}, {"arguments", input}}}});
+      calls.push_back(
+          {{"id", b.string("id").value_or("")},
+           {"type", "function"},
+           {"function", {{"name", b.string("name").value_or("")}, {"arguments", input}}}});
     } else if (type == "tool_result" && role == "user") {
       Json result;
       append_turn("tool", b.get("content") ? *b.get("content") : Json(""), block_param + ".content",
@@ -52,13 +54,16 @@ Json anthropic_messages(const Fields& f, const RequestLimits& limits) {
   Json out = Json::array();
   if (const Json* system = f.get("system")) append_turn("system", *system, "system", out);
   const Json& messages = f.required("messages");
-  if (!messages.is_array() || messages.empty()) bad_request("messages", "'messages' must be a non-empty array");
-  if (messages.size() > limits.max_messages) bad_request("messages", "at most {} messages", limits.max_messages);
+  if (!messages.is_array() || messages.empty())
+    bad_request("messages", "'messages' must be a non-empty array");
+  if (messages.size() > limits.max_messages)
+    bad_request("messages", "at most {} messages", limits.max_messages);
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string param = fmt::format("messages[{}]", i);
     const Fields m(messages[i], param);
     const std::string role = m.string("role").value_or("");
-    if (role != "user" && role != "assistant") bad_request(param + ".role", "role must be user or assistant");
+    if (role != "user" && role != "assistant")
+      bad_request(param + ".role", "role must be user or assistant");
     append_turn(role, m.required("content"), param + ".content", out);
   }
   return out;
@@ -98,7 +103,8 @@ MessagesRequest parse_request(const Json& body, ServerContext& context) {
   Json kwargs = Json::object();
   if (const Json* thinking = f.get("thinking"))
     kwargs["enable_thinking"] = Fields(*thinking, "thinking").string("type") == "enabled";
-  r.prompt = render_chat(served, anthropic_messages(f, context.limits), std::move(tools), kwargs, true);
+  r.prompt =
+      render_chat(served, anthropic_messages(f, context.limits), std::move(tools), kwargs, true);
   Json sampling = Json::object();  // Anthropic's names for the shared fields
   for (const char* key : {"temperature", "top_p", "top_k"})
     if (const Json* v = f.get(key)) sampling[key] = *v;
@@ -106,8 +112,9 @@ MessagesRequest parse_request(const Json& body, ServerContext& context) {
   r.params = parse_sampling(Fields(sampling), {context.limits, served.defaults, served.vocab_size});
   adapt_sampling(served.output_format, r.params);
   f.required("max_tokens");
-  r.params.max_tokens = resolve_max_tokens(f.integer("max_tokens"), static_cast<int64_t>(r.prompt.ids.size()),
-                                           served.max_model_len, {"max_tokens", "messages"});
+  r.params.max_tokens =
+      resolve_max_tokens(f.integer("max_tokens"), static_cast<int64_t>(r.prompt.ids.size()),
+                         served.max_model_len, {"max_tokens", "messages"});
   r.stream = f.boolean("stream").value_or(false);
   return r;
 }
@@ -123,14 +130,20 @@ Json stop_sequence(const ChatChoice& c) {
 }
 
 Json tool_use_block(const ToolCall& call, const std::string& id) {
-  return {{"type", "tool_use"}, {"id", id}, {"name", call.name},
+  return {{"type", "tool_use"},
+          {"id", id},
+          {"name", call.name},
           {"input", Json::parse(call.arguments, nullptr, false)}};
 }
 
 Json message_json(const std::string& id, const std::string& model, Json content, Json stop,
                   Json stop_sequence, int64_t input_tokens, int64_t output_tokens) {
-  return {{"id", id}, {"type", "message"}, {"role", "assistant"}, {"model", model},
-          {"content", std::move(content)}, {"stop_reason", std::move(stop)},
+  return {{"id", id},
+          {"type", "message"},
+          {"role", "assistant"},
+          {"model", model},
+          {"content", std::move(content)},
+          {"stop_reason", std::move(stop)},
           {"stop_sequence", std::move(stop_sequence)},
           {"usage", {{"input_tokens", input_tokens}, {"output_tokens", output_tokens}}}};
 }
@@ -140,10 +153,12 @@ Json message_json(const std::string& id, const std::string& model, Json content,
 class MessagesStream final : public EventSource {
  public:
   MessagesStream(ServerContext& context, MessagesRequest request, const httplib::Request& http)
-      : context_(context), request_(std::move(request)), client_(http),
+      : context_(context),
+        request_(std::move(request)),
+        client_(http),
         generation_(context, client_, request_.prompt.ids, request_.params),
         choice_(make_chat_choice(context.model.output_format, request_.tools_offered,
-                                  request_.prompt.starts_in_reasoning)),
+                                 request_.prompt.starts_in_reasoning)),
         id_(random_id("msg_")) {}
 
   bool poll(std::string& out) override {
@@ -157,16 +172,20 @@ class MessagesStream final : public EventSource {
     for (const RequestOutput& o : generation_.next()) emit(choice_.add(o), out);
     if (!generation_.done()) return true;
     close_block(out);
-    out += sse_event("message_delta", {{"type", "message_delta"},
-                                       {"delta", {{"stop_reason", stop_reason(choice_)}, {"stop_sequence", stop_sequence(choice_)}}},
-                                       {"usage", {{"output_tokens", choice_.n_tokens}}}});
+    out += sse_event(
+        "message_delta",
+        {{"type", "message_delta"},
+         {"delta",
+          {{"stop_reason", stop_reason(choice_)}, {"stop_sequence", stop_sequence(choice_)}}},
+         {"usage", {{"output_tokens", choice_.n_tokens}}}});
     out += sse_event("message_stop", {{"type", "message_stop"}});
     return false;
   }
 
   std::string error_event(int status, const std::string& message) override {
-    return sse_event("error", {{"type", "error"},
-                               {"error", {{"type", ApiError(status, "").type()}, {"message", message}}}});
+    return sse_event("error",
+                     {{"type", "error"},
+                      {"error", {{"type", ApiError(status, "").type()}, {"message", message}}}});
   }
 
  private:
@@ -174,8 +193,9 @@ class MessagesStream final : public EventSource {
     if (open_type_ == type && type != "tool_use") return;
     close_block(out);
     open_type_ = type;
-    out += sse_event("content_block_start",
-                     {{"type", "content_block_start"}, {"index", index_}, {"content_block", block}});
+    out +=
+        sse_event("content_block_start",
+                  {{"type", "content_block_start"}, {"index", index_}, {"content_block", block}});
   }
 
   void close_block(std::string& out) {
@@ -186,7 +206,8 @@ class MessagesStream final : public EventSource {
   }
 
   void delta(const Json& d, std::string& out) {
-    out += sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", d}});
+    out += sse_event("content_block_delta",
+                     {{"type", "content_block_delta"}, {"index", index_}, {"delta", d}});
   }
 
   void emit(const ParsedDelta& d, std::string& out) {
@@ -201,8 +222,12 @@ class MessagesStream final : public EventSource {
     const size_t first = choice_.message.tool_calls.size() - d.tool_calls.size();
     for (size_t i = 0; i < d.tool_calls.size(); ++i) {
       const ToolCall& call = d.tool_calls[i];
-      open_block("tool_use", {{"type", "tool_use"}, {"id", choice_.tool_call_ids[first + i]},
-                              {"name", call.name}, {"input", Json::object()}}, out);
+      open_block("tool_use",
+                 {{"type", "tool_use"},
+                  {"id", choice_.tool_call_ids[first + i]},
+                  {"name", call.name},
+                  {"input", Json::object()}},
+                 out);
       delta({{"type", "input_json_delta"}, {"partial_json", call.arguments}}, out);
     }
   }
@@ -229,20 +254,21 @@ void handle_messages(ServerContext& context, const httplib::Request& request,
   }
   const ClientConnection client(request);
   Generation g(context, client, r.prompt.ids, r.params);
-  ChatChoice c = make_chat_choice(context.model.output_format, r.tools_offered,
-                                  r.prompt.starts_in_reasoning);
+  ChatChoice c =
+      make_chat_choice(context.model.output_format, r.tools_offered, r.prompt.starts_in_reasoning);
   while (!g.done())
     for (const RequestOutput& o : g.next()) c.add(o);
   Json content = Json::array();
   if (!c.message.reasoning.empty())
     content.push_back({{"type", "thinking"}, {"thinking", c.message.reasoning}, {"signature", ""}});
-  if (!c.message.content.empty()) content.push_back({{"type", "text"}, {"text", c.message.content}});
+  if (!c.message.content.empty())
+    content.push_back({{"type", "text"}, {"text", c.message.content}});
   for (size_t i = 0; i < c.message.tool_calls.size(); ++i)
     content.push_back(tool_use_block(c.message.tool_calls[i], c.tool_call_ids[i]));
-  response.set_content(dump_json(message_json(random_id("msg_"), context.model.name, content,
-                                              stop_reason(c), stop_sequence(c), g.n_prompt_tokens(),
-                                              c.n_tokens)),
-                       "application/json");
+  response.set_content(
+      dump_json(message_json(random_id("msg_"), context.model.name, content, stop_reason(c),
+                             stop_sequence(c), g.n_prompt_tokens(), c.n_tokens)),
+      "application/json");
 }
 
 }  // namespace hadron::server

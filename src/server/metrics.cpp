@@ -31,10 +31,10 @@ std::string Histogram::render(const std::string& name, const std::string& help) 
 }
 
 Metrics::Metrics()
-    : ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5,
-             10, 20, 40, 80}),
-      inter_token_({0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1,
-                    0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5}),
+    : ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+             20, 40, 80}),
+      inter_token_({0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05,
+                    0.075, 0.1,    0.15,  0.2,  0.3,   0.4,  0.5,   0.75, 1,    2.5}),
       e2e_({0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480}) {}
 
 namespace {
@@ -66,19 +66,22 @@ std::string Metrics::render(const EngineStats& stats, const std::string& model_n
   const std::string label = fmt::format("model_name=\"{}\"", model_name);
   std::string out;
   const auto gauge = [&](const char* name, const char* help, const char* type, double value) {
-    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0}{{{3}}} {4}\n", name, help, type,
-                       label, value);
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0}{{{3}}} {4}\n", name, help, type, label,
+                       value);
   };
   {
     std::lock_guard lock(mutex_);
-    out += "# HELP hadron_requests_total Generations by how they ended.\n"
-           "# TYPE hadron_requests_total counter\n";
+    out +=
+        "# HELP hadron_requests_total Generations by how they ended.\n"
+        "# TYPE hadron_requests_total counter\n";
     for (const auto& [outcome, count] : requests_)
       out += fmt::format("hadron_requests_total{{{},outcome=\"{}\"}} {}\n", label, outcome, count);
-    out += "# HELP hadron_http_requests_total HTTP responses by status code.\n"
-           "# TYPE hadron_http_requests_total counter\n";
+    out +=
+        "# HELP hadron_http_requests_total HTTP responses by status code.\n"
+        "# TYPE hadron_http_requests_total counter\n";
     for (const auto& [status, count] : http_)
-      out += fmt::format("hadron_http_requests_total{{{},status=\"{}\"}} {}\n", label, status, count);
+      out +=
+          fmt::format("hadron_http_requests_total{{{},status=\"{}\"}} {}\n", label, status, count);
   }
   gauge("hadron_prompt_tokens_total", "Prompt tokens of admitted requests.", "counter",
         static_cast<double>(prompt_tokens_.load()));
@@ -86,8 +89,8 @@ std::string Metrics::render(const EngineStats& stats, const std::string& model_n
         static_cast<double>(generation_tokens_.load()));
   gauge("hadron_num_requests_running", "Sequences in the running batch.", "gauge",
         static_cast<double>(stats.n_running));
-  gauge("hadron_num_requests_waiting", "Sequences waiting for KV blocks or a batch slot.",
-        "gauge", static_cast<double>(stats.n_waiting));
+  gauge("hadron_num_requests_waiting", "Sequences waiting for KV blocks or a batch slot.", "gauge",
+        static_cast<double>(stats.n_waiting));
   gauge("hadron_kv_cache_usage_perc", "Fraction of KV-cache blocks in use.", "gauge",
         stats.kv_usage);
   gauge("hadron_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",

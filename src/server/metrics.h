@@ -47,7 +47,7 @@ class Metrics {
  private:
   mutable std::mutex mutex_;
   std::vector<std::pair<std::string, uint64_t>> requests_;  // outcome -> count
-  std::vector<std::pair<int, uint64_t>> http_;               // status -> count
+  std::vector<std::pair<int, uint64_t>> http_;              // status -> count
   std::atomic<int64_t> prompt_tokens_{0};
   std::atomic<int64_t> generation_tokens_{0};
   Histogram ttft_;

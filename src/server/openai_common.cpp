@@ -22,9 +22,10 @@ int64_t unix_time() {
 void check_model(const Fields& fields, const ServedModel& served) {
   const std::optional<std::string> model = fields.string("model");
   if (model && *model != served.name)
-    throw ApiError(404, fmt::format("The model '{}' does not exist; this server serves '{}'",
-                                    *model, served.name),
-                   "model", "model_not_found");
+    throw ApiError(
+        404,
+        fmt::format("The model '{}' does not exist; this server serves '{}'", *model, served.name),
+        "model", "model_not_found");
 }
 
 Json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
@@ -35,10 +36,14 @@ Json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
 
 Json finish_reason_json(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kNone: return nullptr;
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kAbort: return "stop";
+    case FinishReason::kNone:
+      return nullptr;
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kAbort:
+      return "stop";
   }
   return nullptr;
 }
@@ -48,8 +53,9 @@ Json stop_reason_json(const std::string& stop_string) {
 }
 
 std::string openai_stream_error(int status, const std::string& message) {
-  return sse_data({{"error", {{"message", message}, {"type", ApiError(status, "").type()},
-                              {"code", status}}}}) +
+  return sse_data(
+             {{"error",
+               {{"message", message}, {"type", ApiError(status, "").type()}, {"code", status}}}}) +
          std::string(kSseDone);
 }
 
@@ -63,8 +69,10 @@ namespace {
 
 void start_completion_logprobs(Json& out) {
   if (out.is_null())
-    out = {{"tokens", Json::array()}, {"token_logprobs", Json::array()},
-           {"top_logprobs", Json::array()}, {"text_offset", Json::array()}};
+    out = {{"tokens", Json::array()},
+           {"token_logprobs", Json::array()},
+           {"top_logprobs", Json::array()},
+           {"text_offset", Json::array()}};
 }
 
 }  // namespace

@@ -19,8 +19,10 @@ class MarkerParser final : public StateMachineParser {
  public:
   MarkerParser(std::optional<ToolSyntax> tools, bool reasoning, bool starts_in_reasoning)
       : tools_(std::move(tools)), reasoning_(reasoning) {
-    if (starts_in_reasoning && reasoning) state_ = State::kReasoning;
-    else if (tools_ && tools_->json_at_start) state_ = State::kStart;
+    if (starts_in_reasoning && reasoning)
+      state_ = State::kReasoning;
+    else if (tools_ && tools_->json_at_start)
+      state_ = State::kStart;
   }
 
  private:
@@ -29,10 +31,14 @@ class MarkerParser final : public StateMachineParser {
   // One move of the state machine; false when it must wait for more text.
   bool advance(ParsedDelta& out, bool final) override {
     switch (state_) {
-      case State::kStart: return at_start(final);
-      case State::kContent: return in_content(out, final);
-      case State::kReasoning: return in_reasoning(out, final);
-      case State::kTools: return in_tools(out, final);
+      case State::kStart:
+        return at_start(final);
+      case State::kContent:
+        return in_content(out, final);
+      case State::kReasoning:
+        return in_reasoning(out, final);
+      case State::kTools:
+        return in_tools(out, final);
     }
     return false;
   }
@@ -87,14 +93,15 @@ class MarkerParser final : public StateMachineParser {
     size_t close = std::string::npos;
     if (!open_to_end_) close = pending_.find(tools_->end);
     if (close == std::string::npos && !final) return false;
-    const std::string_view body =
-        close == std::string::npos ? std::string_view(pending_)
-                                   : std::string_view(pending_).substr(0, close);
+    const std::string_view body = close == std::string::npos
+                                      ? std::string_view(pending_)
+                                      : std::string_view(pending_).substr(0, close);
     if (std::optional<std::vector<ToolCall>> calls = tools_->parse(body)) {
       for (ToolCall& call : *calls) out.tool_calls.push_back(std::move(call));
     } else {  // not a valid call: the text stays content, markers and all
       out.content += open_marker_;
-      out.content += close == std::string::npos ? pending_ : pending_.substr(0, close + tools_->end.size());
+      out.content +=
+          close == std::string::npos ? pending_ : pending_.substr(0, close + tools_->end.size());
     }
     pending_.erase(0, close == std::string::npos ? pending_.size() : close + tools_->end.size());
     state_ = State::kContent;
@@ -117,23 +124,32 @@ void ParsedDelta::append(ParsedDelta other) {
 }
 
 ToolFormat tool_format_from_name(std::string_view name) {
-  for (ToolFormat format : {ToolFormat::kNone, ToolFormat::kHermes, ToolFormat::kQwen3Coder,
-                            ToolFormat::kGlm45, ToolFormat::kDeepSeekV3, ToolFormat::kLlama3Json,
-                            ToolFormat::kHarmony})
+  for (ToolFormat format :
+       {ToolFormat::kNone, ToolFormat::kHermes, ToolFormat::kQwen3Coder, ToolFormat::kGlm45,
+        ToolFormat::kDeepSeekV3, ToolFormat::kLlama3Json, ToolFormat::kHarmony})
     if (name == tool_format_name(format)) return format;
-  input_error("unknown tool-call parser '{}' (none, hermes, qwen3_coder, glm45, deepseek_v3, "
-              "llama3_json, openai)", name);
+  input_error(
+      "unknown tool-call parser '{}' (none, hermes, qwen3_coder, glm45, deepseek_v3, "
+      "llama3_json, openai)",
+      name);
 }
 
 const char* tool_format_name(ToolFormat format) {
   switch (format) {
-    case ToolFormat::kNone: return "none";
-    case ToolFormat::kHermes: return "hermes";
-    case ToolFormat::kQwen3Coder: return "qwen3_coder";
-    case ToolFormat::kGlm45: return "glm45";
-    case ToolFormat::kDeepSeekV3: return "deepseek_v3";
-    case ToolFormat::kLlama3Json: return "llama3_json";
-    case ToolFormat::kHarmony: return "openai";
+    case ToolFormat::kNone:
+      return "none";
+    case ToolFormat::kHermes:
+      return "hermes";
+    case ToolFormat::kQwen3Coder:
+      return "qwen3_coder";
+    case ToolFormat::kGlm45:
+      return "glm45";
+    case ToolFormat::kDeepSeekV3:
+      return "deepseek_v3";
+    case ToolFormat::kLlama3Json:
+      return "llama3_json";
+    case ToolFormat::kHarmony:
+      return "openai";
   }
   return "none";
 }

@@ -27,7 +27,8 @@ Json parse_body(std::string_view body, const RequestLimits& limits) {
 }
 
 Fields::Fields(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
-  if (!object_.is_object()) throw ApiError(422, path_ + " must be an object", path_, "invalid_type");
+  if (!object_.is_object())
+    throw ApiError(422, path_ + " must be an object", path_, "invalid_type");
 }
 
 std::string Fields::param(std::string_view name) const {

@@ -2,9 +2,8 @@
 // fields where a wrong type is a 422 and a bad value a 400, each naming the field.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,11 +18,11 @@ struct RequestLimits {
   int max_json_depth = 64;
   int max_n = 16;
   size_t max_messages = 4096;
-  size_t max_prompts = 256;        // prompts in one /v1/completions request
-  size_t max_stop = 16;            // stop strings
-  size_t max_stop_bytes = 1024;    // each
+  size_t max_prompts = 256;      // prompts in one /v1/completions request
+  size_t max_stop = 16;          // stop strings
+  size_t max_stop_bytes = 1024;  // each
   size_t max_stop_token_ids = 64;
-  size_t max_logit_bias = 1024;    // entries
+  size_t max_logit_bias = 1024;  // entries
   int max_logprobs = 20;
 };
 

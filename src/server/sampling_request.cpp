@@ -71,7 +71,8 @@ std::vector<int32_t> parse_stop_token_ids(const Fields& fields, const SamplingCo
 void refuse_unsupported(const Fields& fields) {
   if (const Json* format = fields.get("response_format")) {
     const Json* type = format->is_object() ? &(*format)["type"] : nullptr;
-    if (type == nullptr || !type->is_string()) fields.wrong_type("response_format", "{\"type\": ...}");
+    if (type == nullptr || !type->is_string())
+      fields.wrong_type("response_format", "{\"type\": ...}");
     if (*type != "text")
       bad_request("response_format",
                   "response_format '{}' needs constrained decoding, which hadron does not have yet",
@@ -86,7 +87,8 @@ SamplingParams parse_sampling(const Fields& f, const SamplingContext& context) {
   refuse_unsupported(f);
   SamplingParams p;
   const SamplingDefaults& d = context.defaults;
-  p.temperature = static_cast<float>(f.number("temperature").value_or(d.temperature.value_or(1.0f)));
+  p.temperature =
+      static_cast<float>(f.number("temperature").value_or(d.temperature.value_or(1.0f)));
   check_range(f.param("temperature"), p.temperature, 0, 2);
   p.top_p = static_cast<float>(f.number("top_p").value_or(d.top_p.value_or(1.0f)));
   if (p.top_p <= 0 || p.top_p > 1) bad_request(f.param("top_p"), "'top_p' must be in (0, 1]");
@@ -124,7 +126,8 @@ int64_t resolve_max_tokens(std::optional<int64_t> requested, int64_t prompt_len,
                            int64_t max_model_len, const MaxTokensField& names) {
   const std::string& param = names.max_tokens_param;
   if (prompt_len >= max_model_len)
-    bad_request(names.prompt_param, "this model's maximum context length is {} tokens; the prompt has {}",
+    bad_request(names.prompt_param,
+                "this model's maximum context length is {} tokens; the prompt has {}",
                 max_model_len, prompt_len);
   if (!requested) return max_model_len - prompt_len;
   if (*requested < (names.zero_allowed ? 0 : 1))

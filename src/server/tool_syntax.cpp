@@ -85,7 +85,8 @@ std::optional<std::vector<ToolCall>> parse_qwen3_coder(std::string_view body) {
   const std::string_view params = function->substr(name_end + 1);
   ordered_json arguments = ordered_json::object();
   size_t p = 0;
-  while (std::optional<std::string_view> param = between(params, "<parameter=", "</parameter>", p)) {
+  while (std::optional<std::string_view> param =
+             between(params, "<parameter=", "</parameter>", p)) {
     const size_t key_end = param->find('>');
     if (key_end == std::string_view::npos) return std::nullopt;
     arguments[std::string(trim(param->substr(0, key_end)))] =

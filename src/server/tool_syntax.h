@@ -12,8 +12,8 @@ namespace hadron::server {
 
 // How a family marks a block of tool calls and reads its body.
 struct ToolSyntax {
-  std::string begin;  // opens a block
-  std::string end;    // closes it; empty: the block runs to the end of the output
+  std::string begin;           // opens a block
+  std::string end;             // closes it; empty: the block runs to the end of the output
   bool json_at_start = false;  // a block also opens when the output starts with '{'
   // The calls in a block's body, or nullopt when it is malformed (then it stays content).
   std::optional<std::vector<ToolCall>> (*parse)(std::string_view body) = nullptr;

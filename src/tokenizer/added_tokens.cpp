@@ -13,9 +13,14 @@ namespace {
 bool is_word_char(char32_t cp) {
   if (cp == '_') return true;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
       return true;
     default:
       return false;
@@ -113,7 +118,8 @@ void AddedTokenMatcher::split(std::string_view text, TextSink on_text, TokenSink
   for (size_t pos = 0; pos < text.size();) {
     int32_t token_idx = -1;
     const size_t length = first_byte_[static_cast<unsigned char>(text[pos])]
-                              ? longest_match(text, pos, token_idx) : 0;
+                              ? longest_match(text, pos, token_idx)
+                              : 0;
     if (length == 0) {
       ++pos;
       continue;
@@ -127,7 +133,8 @@ void AddedTokenMatcher::split(std::string_view text, TextSink on_text, TokenSink
     }
     if (token.lstrip) start = std::max(trailing_space_start(text.substr(0, start)), start_offset);
     if (token.rstrip) stop += leading_space_len(text.substr(stop));
-    if (start_offset < start) on_text(text.substr(start_offset, start - start_offset), start_offset);
+    if (start_offset < start)
+      on_text(text.substr(start_offset, start - start_offset), start_offset);
     on_token(token.id);
     start_offset = stop;
   }

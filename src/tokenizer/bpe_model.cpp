@@ -30,8 +30,9 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
     : Model(vocab), options_(std::move(options)), merges_(merges.size()) {
   if (options_.byte_level &&
       !(options_.continuing_subword_prefix.empty() && options_.end_of_word_suffix.empty())) {
-    input_error("tokenizer: BPE continuing_subword_prefix/end_of_word_suffix with a ByteLevel "
-                "pre-tokenizer is not supported");
+    input_error(
+        "tokenizer: BPE continuing_subword_prefix/end_of_word_suffix with a ByteLevel "
+        "pre-tokenizer is not supported");
   }
   std::fill(std::begin(byte_ids_), std::end(byte_ids_), -1);
   for (const auto& [token, id] : vocab) {
@@ -71,8 +72,8 @@ void BpeModel::add_char_symbol(std::string_view ch, bool first, bool last,
                                std::vector<Symbol>& symbols,
                                std::optional<std::pair<int32_t, size_t>>& unk) const {
   const auto push = [&](int32_t id) {
-    symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1,
-                       static_cast<int32_t>(symbols.size()) + 1});
+    symbols.push_back(
+        {id, static_cast<int32_t>(symbols.size()) - 1, static_cast<int32_t>(symbols.size()) + 1});
   };
   std::string key;
   if (!first) key += options_.continuing_subword_prefix;
@@ -98,7 +99,8 @@ void BpeModel::add_char_symbol(std::string_view ch, bool first, bool last,
     }
   }
   if (!options_.unk_token) return;
-  if (!unk_id_) input_error("tokenizer: unk_token \"{}\" is not in the vocabulary", *options_.unk_token);
+  if (!unk_id_)
+    input_error("tokenizer: unk_token \"{}\" is not in the vocabulary", *options_.unk_token);
   if (unk && !options_.fuse_unk) push(unk->first);
   if (!unk || !options_.fuse_unk) unk = std::make_pair(*unk_id_, ch.size());
 }
@@ -135,7 +137,8 @@ void BpeModel::merge(std::vector<Symbol>& symbols) const {
   const auto n = static_cast<int32_t>(symbols.size());
   const auto consider = [&](int32_t pos, int32_t right_pos) {
     if (const uint64_t* m = find_merge(symbols[pos].id, symbols[right_pos].id)) {
-      heap.push_back({static_cast<uint32_t>(*m >> 32), pos, static_cast<int32_t>(*m & 0xffffffffu)});
+      heap.push_back(
+          {static_cast<uint32_t>(*m >> 32), pos, static_cast<int32_t>(*m & 0xffffffffu)});
       std::push_heap(heap.begin(), heap.end());
     }
   };
@@ -183,7 +186,8 @@ void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const 
   }
   if (cacheable) {
     std::lock_guard lock(cache_mutex_);
-    if (cache_.size() < kCacheCapacity) cache_.emplace(word, std::vector<int32_t>(out.begin() + first, out.end()));
+    if (cache_.size() < kCacheCapacity)
+      cache_.emplace(word, std::vector<int32_t>(out.begin() + first, out.end()));
   }
 }
 

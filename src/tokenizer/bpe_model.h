@@ -38,7 +38,6 @@ class BpeModel final : public Model {
   // Appends the ids of one pre-tokenized word (in the model's alphabet, see BpeOptions).
   void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
 
-
  private:
   struct Symbol {
     int32_t id;

@@ -1,4 +1,3 @@
-#include "tokenizer/json_number.h"
 #include "tokenizer/decoder.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/json_number.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pattern_json.h"
 #include "tokenizer/utf8.h"
@@ -52,7 +52,8 @@ void Decoder::add_from_json(const nlohmann::json& json) {
     step.kind = Kind::kMetaspace;
     step.text = json.value("replacement", std::string("\xE2\x96\x81"));
     const bool add_prefix_space = json.value("add_prefix_space", true);
-    step.prepend = json.value("prepend_scheme", std::string(add_prefix_space ? "always" : "never")) != "never";
+    step.prepend =
+        json.value("prepend_scheme", std::string(add_prefix_space ? "always" : "never")) != "never";
   } else if (type == "ByteFallback") {
     step.kind = Kind::kByteFallback;
   } else if (type == "Fuse") {
@@ -132,9 +133,11 @@ void Decoder::byte_fallback(std::vector<std::string>& tokens) {
 void Decoder::strip(const Step& step, std::string& token) {
   const std::string& c = step.text;
   size_t begin = 0, end = token.size();
-  for (size_t i = 0; i < step.start && token.compare(begin, c.size(), c) == 0; ++i) begin += c.size();
-  for (size_t i = 0; i < step.stop && end >= begin + c.size() &&
-                     token.compare(end - c.size(), c.size(), c) == 0; ++i) {
+  for (size_t i = 0; i < step.start && token.compare(begin, c.size(), c) == 0; ++i)
+    begin += c.size();
+  for (size_t i = 0;
+       i < step.stop && end >= begin + c.size() && token.compare(end - c.size(), c.size(), c) == 0;
+       ++i) {
     end -= c.size();
   }
   token = token.substr(begin, end - begin);
@@ -144,9 +147,9 @@ void Decoder::strip(const Step& step, std::string& token) {
 // cleanup then undoes BERT's spacing of punctuation and English contractions.
 void Decoder::wordpiece(const Step& step, std::vector<std::string>& tokens) {
   static const std::pair<const char*, const char*> kCleanup[] = {
-      {" .", "."},      {" ?", "?"},      {" !", "!"},           {" ,", ","},
-      {" ' ", "'"},     {" n't", "n't"},  {" 'm", "'m"},         {" do not", " don't"},
-      {" 's", "'s"},    {" 've", "'ve"},  {" 're", "'re"}};
+      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (size_t i = 0; i < tokens.size(); ++i) {
     std::string& token = tokens[i];
     if (i > 0 && token.compare(0, step.text.size(), step.text) == 0) {

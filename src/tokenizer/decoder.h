@@ -3,10 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "tokenizer/regex.h"
 
@@ -41,8 +40,8 @@ class Decoder {
                           // WordPiece: the continuation prefix
     std::string content;  // Replace: the replacement
     std::shared_ptr<const Regex> regex;  // Replace with a Regex pattern
-    size_t start = 0, stop = 0;  // Strip
-    bool prepend = true;         // Metaspace: prepend_scheme is not "never"; WordPiece: cleanup
+    size_t start = 0, stop = 0;          // Strip
+    bool prepend = true;  // Metaspace: prepend_scheme is not "never"; WordPiece: cleanup
   };
   void add_from_json(const nlohmann::json& json);
   static void apply(const Step& step, std::vector<std::string>& tokens);

@@ -61,7 +61,8 @@ bool StringMap::insert(std::string_view key, int32_t value) {
   const uint64_t hash = hash_bytes(key);
   Slot* slot = lookup(key, hash);
   if (slot->value >= 0) return false;
-  *slot = Slot{hash, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(key.size()), value};
+  *slot =
+      Slot{hash, static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(key.size()), value};
   arena_.append(key);
   ++n_;
   return true;

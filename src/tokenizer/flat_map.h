@@ -24,11 +24,13 @@ inline uint64_t hash_bytes(std::string_view s) {
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w = 0;
-    for (int b = 0; b < 8; ++b) w |= static_cast<uint64_t>(static_cast<unsigned char>(s[i + b])) << (8 * b);
+    for (int b = 0; b < 8; ++b)
+      w |= static_cast<uint64_t>(static_cast<unsigned char>(s[i + b])) << (8 * b);
     h = mix64(h ^ w);
   }
   uint64_t w = 0;
-  for (int b = 0; i < s.size(); ++i, ++b) w |= static_cast<uint64_t>(static_cast<unsigned char>(s[i])) << (8 * b);
+  for (int b = 0; i < s.size(); ++i, ++b)
+    w |= static_cast<uint64_t>(static_cast<unsigned char>(s[i])) << (8 * b);
   return mix64(h ^ w);
 }
 

@@ -4,9 +4,8 @@
 
 #include <cstdint>
 #include <limits>
-#include <string_view>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string_view>
 
 namespace hadron::tok {
 

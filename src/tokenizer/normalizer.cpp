@@ -10,9 +10,7 @@
 #include "tokenizer/utf8.h"
 
 namespace hadron::tok {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // A character that NFC leaves alone wherever it stands: a starter (combining class 0) with no
 // canonical decomposition that never composes with a preceding character. Below U+0300 all
@@ -42,9 +40,10 @@ bool nfc_stable(const std::string& text) {
 
 void utf8proc_normalize(std::string& text, utf8proc_option_t options) {
   utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                                          static_cast<utf8proc_ssize_t>(text.size()), &out,
-                                          static_cast<utf8proc_option_t>(options | UTF8PROC_STABLE));
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                   static_cast<utf8proc_ssize_t>(text.size()), &out,
+                   static_cast<utf8proc_option_t>(options | UTF8PROC_STABLE));
   if (n < 0) input_error("tokenizer: normalization failed: {}", utf8proc_errmsg(n));
   text.assign(reinterpret_cast<const char*>(out), static_cast<size_t>(n));
   std::free(out);
@@ -57,7 +56,8 @@ std::string replace_all(const std::string& text, const std::string& pattern,
   if (pattern.empty()) return text;
   std::string out;
   size_t pos = 0;
-  for (size_t hit; (hit = text.find(pattern, pos)) != std::string::npos; pos = hit + pattern.size()) {
+  for (size_t hit; (hit = text.find(pattern, pos)) != std::string::npos;
+       pos = hit + pattern.size()) {
     out.append(text, pos, hit - pos);
     out += content;
   }
@@ -99,8 +99,8 @@ void Normalizer::add_from_json(const nlohmann::json& json) {
     steps_.push_back({Kind::kPrepend, json.at("prepend").get<std::string>(), {}, nullptr});
   } else if (type == "Replace") {
     Pattern pattern = pattern_from_json(json.at("pattern"));
-    steps_.push_back({Kind::kReplace, std::move(pattern.literal), json.at("content").get<std::string>(),
-                      std::move(pattern.regex)});
+    steps_.push_back({Kind::kReplace, std::move(pattern.literal),
+                      json.at("content").get<std::string>(), std::move(pattern.regex)});
   } else if (type == "BertNormalizer") {
     const auto bert_step = [&](void (*fn)(std::string&)) {
       steps_.push_back({Kind::kBertStep, {}, {}, nullptr, fn});
@@ -133,7 +133,8 @@ void Normalizer::apply(const Step& step, std::string& text) {
       utf8proc_normalize(text, UTF8PROC_DECOMPOSE);
       return;
     case Kind::kNfkd:
-      utf8proc_normalize(text, static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+      utf8proc_normalize(text,
+                         static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
       return;
     case Kind::kPrepend:
       if (!text.empty()) text.insert(0, step.text);

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "tokenizer/regex.h"
 
@@ -26,8 +25,8 @@ class Normalizer {
   enum class Kind { kNfc, kNfkc, kNfd, kNfkd, kPrepend, kReplace, kBertStep };
   struct Step {
     Kind kind;
-    std::string text;     // Prepend: the prefix; Replace: the pattern string
-    std::string content;  // Replace: the replacement
+    std::string text;                    // Prepend: the prefix; Replace: the pattern string
+    std::string content;                 // Replace: the replacement
     std::shared_ptr<const Regex> regex;  // Replace with a Regex pattern
     void (*bert_step)(std::string& text) = nullptr;  // one of the character steps below
   };

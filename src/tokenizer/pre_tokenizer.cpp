@@ -49,8 +49,9 @@ PreTokenizer::Behavior PreTokenizer::behavior_from_json(const nlohmann::json& js
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& json) {
   PreTokenizer pre_tokenizer;
   if (!json.is_null()) pre_tokenizer.add_from_json(json);
-  const auto n_byte_level = std::count_if(pre_tokenizer.steps_.begin(), pre_tokenizer.steps_.end(),
-                                          [](const Step& step) { return step.kind == Kind::kByteLevel; });
+  const auto n_byte_level =
+      std::count_if(pre_tokenizer.steps_.begin(), pre_tokenizer.steps_.end(),
+                    [](const Step& step) { return step.kind == Kind::kByteLevel; });
   if (n_byte_level > 1) input_error("tokenizer: more than one ByteLevel pre-tokenizer");
   pre_tokenizer.byte_level_ = n_byte_level == 1;
   // After ByteLevel, words are in the byte alphabet; only splits keep them there.
@@ -81,8 +82,8 @@ void PreTokenizer::add_from_json(const nlohmann::json& json) {
     step.regex = std::make_shared<const Regex>(kPunctuationPattern);
     step.behavior = behavior_from_json(json.value("behavior", nlohmann::json("Isolated")));
   } else if (type == "BertPreTokenizer") {  // split on whitespace, isolate punctuation
-    steps_.push_back({Kind::kSplit, std::make_shared<const Regex>(kWhiteSpacePattern), {},
-                      Behavior::kRemoved});
+    steps_.push_back(
+        {Kind::kSplit, std::make_shared<const Regex>(kWhiteSpacePattern), {}, Behavior::kRemoved});
     step.kind = Kind::kSplit;
     step.regex = std::make_shared<const Regex>(kPunctuationPattern);
   } else if (type == "ByteLevel") {
@@ -94,12 +95,16 @@ void PreTokenizer::add_from_json(const nlohmann::json& json) {
     step.literal = json.value("replacement", std::string("\xE2\x96\x81"));
     step.flag = json.value("split", true);
     step.behavior = Behavior::kMergedWithNext;
-    const std::string scheme = json.value("prepend_scheme", std::string(
-        json.value("add_prefix_space", true) ? "always" : "never"));
-    if (scheme == "always") step.prepend_scheme = PrependScheme::kAlways;
-    else if (scheme == "first") step.prepend_scheme = PrependScheme::kFirst;
-    else if (scheme == "never") step.prepend_scheme = PrependScheme::kNever;
-    else input_error("tokenizer: Metaspace prepend_scheme \"{}\" is unknown", scheme);
+    const std::string scheme = json.value(
+        "prepend_scheme", std::string(json.value("add_prefix_space", true) ? "always" : "never"));
+    if (scheme == "always")
+      step.prepend_scheme = PrependScheme::kAlways;
+    else if (scheme == "first")
+      step.prepend_scheme = PrependScheme::kFirst;
+    else if (scheme == "never")
+      step.prepend_scheme = PrependScheme::kNever;
+    else
+      input_error("tokenizer: Metaspace prepend_scheme \"{}\" is unknown", scheme);
   } else if (type == "Digits") {
     step.kind = Kind::kDigits;
     step.flag = json.value("individual_digits", false);
@@ -131,8 +136,9 @@ std::vector<PreTokenizer::Span> PreTokenizer::find_spans(const Step& step, std::
     for (size_t pos = 0; pos < piece.size();) {
       const size_t start = pos;
       const char32_t cp = next_code_point(piece, pos);
-      const bool hit = step.kind == Kind::kDigits ? is_numeric(cp)
-                                                  : piece.substr(start, pos - start) == step.literal;
+      const bool hit = step.kind == Kind::kDigits
+                           ? is_numeric(cp)
+                           : piece.substr(start, pos - start) == step.literal;
       if (hit) on_match(start, pos);
     }
   }
@@ -158,22 +164,28 @@ std::vector<PreTokenizer::Span> PreTokenizer::apply_behavior(std::vector<Span> s
       return out;
     case Behavior::kMergedWithPrevious:
       for (const Span& span : spans) {
-        if (span.is_match && !previous_match && !out.empty()) out.back().end = span.end;
-        else out.push_back(span);
+        if (span.is_match && !previous_match && !out.empty())
+          out.back().end = span.end;
+        else
+          out.push_back(span);
         previous_match = span.is_match;
       }
       return out;
     case Behavior::kMergedWithNext:
       for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-        if (it->is_match && !previous_match && !out.empty()) out.back().start = it->start;
-        else out.push_back(*it);
+        if (it->is_match && !previous_match && !out.empty())
+          out.back().start = it->start;
+        else
+          out.push_back(*it);
         previous_match = it->is_match;
       }
       return {out.rbegin(), out.rend()};
     case Behavior::kContiguous:
       for (const Span& span : spans) {
-        if (span.is_match == previous_match && !out.empty()) out.back().end = span.end;
-        else out.push_back(span);
+        if (span.is_match == previous_match && !out.empty())
+          out.back().end = span.end;
+        else
+          out.push_back(span);
         previous_match = span.is_match;
       }
       return out;
@@ -195,7 +207,8 @@ void PreTokenizer::run_metaspace(const Step& step, size_t next, std::string_view
   std::string text = replace_all(std::string(piece), " ", step.literal);
   const bool prepend = step.prepend_scheme == PrependScheme::kAlways ||
                        (step.prepend_scheme == PrependScheme::kFirst && at_start);
-  if (prepend && text.compare(0, step.literal.size(), step.literal) != 0) text.insert(0, step.literal);
+  if (prepend && text.compare(0, step.literal.size(), step.literal) != 0)
+    text.insert(0, step.literal);
   if (step.flag) {
     run_split(step, next, text, at_start, sink);
   } else {
@@ -203,7 +216,8 @@ void PreTokenizer::run_metaspace(const Step& step, size_t next, std::string_view
   }
 }
 
-void PreTokenizer::run(size_t step_idx, std::string_view piece, bool at_start, WordSink sink) const {
+void PreTokenizer::run(size_t step_idx, std::string_view piece, bool at_start,
+                       WordSink sink) const {
   if (piece.empty()) return;
   if (step_idx == steps_.size()) {
     sink(piece, at_start);

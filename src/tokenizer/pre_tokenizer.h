@@ -3,11 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "tokenizer/function_ref.h"
 #include "tokenizer/regex.h"

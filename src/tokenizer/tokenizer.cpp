@@ -17,19 +17,24 @@ namespace {
 void encode_run(const TokenizerState& state, std::string_view run, bool at_start,
                 std::vector<int32_t>& ids) {
   const auto model_words = [&](std::string_view piece, size_t offset) {
-    state.pre_tokenizer.split(piece, at_start && offset == 0,
-                              [&](std::string_view word, bool) { state.model->tokenize(word, ids); });
+    state.pre_tokenizer.split(piece, at_start && offset == 0, [&](std::string_view word, bool) {
+      state.model->tokenize(word, ids);
+    });
   };
   const auto on_token = [&](int32_t id) { ids.push_back(id); };
   if (state.normalizer.empty()) {
-    if (state.normalized_matcher) state.normalized_matcher->split(run, model_words, on_token);
-    else model_words(run, 0);
+    if (state.normalized_matcher)
+      state.normalized_matcher->split(run, model_words, on_token);
+    else
+      model_words(run, 0);
     return;
   }
   std::string normalized(run);
   state.normalizer.normalize(normalized);
-  if (state.normalized_matcher) state.normalized_matcher->split(normalized, model_words, on_token);
-  else model_words(normalized, 0);
+  if (state.normalized_matcher)
+    state.normalized_matcher->split(normalized, model_words, on_token);
+  else
+    model_words(normalized, 0);
 }
 
 }  // namespace

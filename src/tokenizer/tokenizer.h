@@ -16,7 +16,7 @@ namespace hadron {
 namespace tok {
 struct TokenizerState;
 struct LlamaVocab;
-}
+}  // namespace tok
 
 class Tokenizer {
  public:

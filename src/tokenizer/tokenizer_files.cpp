@@ -62,17 +62,21 @@ json added_tokens_from_config(const fs::path& config_path) {
 // What transformers' Qwen2TokenizerFast builds from vocab.json + merges.txt: NFC, the Qwen2
 // split, byte-level BPE and the ByteLevel decoder.
 std::string vocab_merges_json(const fs::path& dir) {
-  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false},
-                           {"trim_offsets", false}, {"use_regex", false}};
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", false},
+                           {"use_regex", false}};
   json root;
   root["normalizer"] = {{"type", "NFC"}};
-  root["pre_tokenizer"] = {
-      {"type", "Sequence"},
-      {"pretokenizers",
-       {{{"type", "Split"}, {"pattern", {{"Regex", kQwen2Pattern}}}, {"behavior", "Isolated"},
-         {"invert", false}},
-        byte_level}}};
-  root["model"] = {{"type", "BPE"}, {"vocab", read_json(dir / "vocab.json")},
+  root["pre_tokenizer"] = {{"type", "Sequence"},
+                           {"pretokenizers",
+                            {{{"type", "Split"},
+                              {"pattern", {{"Regex", kQwen2Pattern}}},
+                              {"behavior", "Isolated"},
+                              {"invert", false}},
+                             byte_level}}};
+  root["model"] = {{"type", "BPE"},
+                   {"vocab", read_json(dir / "vocab.json")},
                    {"merges", merges_from_text(dir / "merges.txt")}};
   root["decoder"] = byte_level;
   root["added_tokens"] = added_tokens_from_config(dir / "tokenizer_config.json");

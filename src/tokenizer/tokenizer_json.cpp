@@ -38,7 +38,8 @@ std::vector<std::pair<std::string, std::string>> parse_merges(const json& merges
 std::vector<std::pair<std::string, int32_t>> parse_vocab(const json& model) {
   std::vector<std::pair<std::string, int32_t>> vocab;
   vocab.reserve(model.at("vocab").size());
-  for (const auto& [token, id] : model.at("vocab").items()) vocab.emplace_back(token, tok::json_token_id(id));
+  for (const auto& [token, id] : model.at("vocab").items())
+    vocab.emplace_back(token, tok::json_token_id(id));
   return vocab;
 }
 
@@ -55,7 +56,8 @@ std::unique_ptr<tok::Model> parse_wordpiece(const json& model) {
 std::unique_ptr<tok::Model> parse_model(const json& model, bool byte_level) {
   const std::string type = model.value("type", std::string("BPE"));
   if (type == "WordPiece") return parse_wordpiece(model);
-  if (type != "BPE") input_error("model type \"{}\" is not supported (only BPE and WordPiece)", type);
+  if (type != "BPE")
+    input_error("model type \"{}\" is not supported (only BPE and WordPiece)", type);
   const json& dropout = model.value("dropout", json());
   if (!dropout.is_null() && dropout.get<double>() != 0.0) {
     input_error("BPE dropout {} is not supported", dropout.dump());
@@ -65,10 +67,12 @@ std::unique_ptr<tok::Model> parse_model(const json& model, bool byte_level) {
   options.ignore_merges = model.value("ignore_merges", false);
   options.byte_fallback = model.value("byte_fallback", false);
   options.fuse_unk = model.value("fuse_unk", false);
-  if (const std::string unk = optional_string(model, "unk_token"); !unk.empty()) options.unk_token = unk;
+  if (const std::string unk = optional_string(model, "unk_token"); !unk.empty())
+    options.unk_token = unk;
   options.continuing_subword_prefix = optional_string(model, "continuing_subword_prefix");
   options.end_of_word_suffix = optional_string(model, "end_of_word_suffix");
-  return std::make_unique<tok::BpeModel>(parse_vocab(model), parse_merges(model.at("merges")), options);
+  return std::make_unique<tok::BpeModel>(parse_vocab(model), parse_merges(model.at("merges")),
+                                         options);
 }
 
 std::vector<AddedToken> parse_added_tokens(const json& tokens) {
@@ -77,7 +81,8 @@ std::vector<AddedToken> parse_added_tokens(const json& tokens) {
     out.push_back({token.at("content").get<std::string>(),
                    token.contains("id") ? tok::json_token_id(token["id"]) : 0,
                    token.value("special", false), token.value("lstrip", false),
-                   token.value("rstrip", false), token.value("normalized", !token.value("special", false)),
+                   token.value("rstrip", false),
+                   token.value("normalized", !token.value("special", false)),
                    token.value("single_word", false)});
   }
   return out;
@@ -113,7 +118,8 @@ void parse_post_processor(const json& processor, TokenizerState& state) {
   } else if (type == "TemplateProcessing") {
     add_template_ids(processor, state);
   } else if (type == "RobertaProcessing" || type == "BertProcessing") {
-    state.prefix_ids.insert(state.prefix_ids.begin(), tok::json_token_id(processor.at("cls").at(1)));
+    state.prefix_ids.insert(state.prefix_ids.begin(),
+                            tok::json_token_id(processor.at("cls").at(1)));
     state.suffix_ids.push_back(tok::json_token_id(processor.at("sep").at(1)));
   } else if (type != "ByteLevel") {
     input_error("post-processor type \"{}\" is not supported", type);

@@ -33,11 +33,13 @@ void TokenizerState::finalize(std::vector<AddedToken> tokens, int32_t n_ids) {
   decoder_is_local = decoder.is_local();
   if (decoder.has_byte_fallback()) {
     byte_fallback.resize(id_tokens.size());
-    for (size_t id = 0; id < id_tokens.size(); ++id) byte_fallback[id] = Decoder::is_byte_token(id_tokens[id]);
+    for (size_t id = 0; id < id_tokens.size(); ++id)
+      byte_fallback[id] = Decoder::is_byte_token(id_tokens[id]);
   }
   if (decoder.byte_level_only()) {
     id_bytes.resize(id_tokens.size());
-    for (size_t id = 0; id < id_tokens.size(); ++id) id_bytes[id] = Decoder::byte_level_bytes(id_tokens[id]);
+    for (size_t id = 0; id < id_tokens.size(); ++id)
+      id_bytes[id] = Decoder::byte_level_bytes(id_tokens[id]);
   }
 }
 

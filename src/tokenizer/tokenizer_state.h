@@ -23,7 +23,7 @@ struct TokenizerState {
   Decoder decoder;
 
   std::vector<AddedToken> added_tokens;
-  StringMap added_ids;  // content -> id
+  StringMap added_ids;                                  // content -> id
   std::optional<AddedTokenMatcher> raw_matcher;         // normalized == false
   std::optional<AddedTokenMatcher> normalized_matcher;  // normalized == true
 

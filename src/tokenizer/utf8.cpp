@@ -45,7 +45,8 @@ char32_t next_code_point(std::string_view text, size_t& pos) {
     return c0;
   }
   char32_t cp = c0 & (0x7F >> n);
-  for (size_t i = 1; i < n; ++i) cp = (cp << 6) | (static_cast<unsigned char>(text[pos + i]) & 0x3F);
+  for (size_t i = 1; i < n; ++i)
+    cp = (cp << 6) | (static_cast<unsigned char>(text[pos + i]) & 0x3F);
   pos += n;
   return cp;
 }

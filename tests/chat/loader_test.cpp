@@ -1,10 +1,10 @@
 // Finding a model folder's template and special tokens, on the shared configs and on
 // synthetic folders for the other layouts.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "chat/chat_template_loader.h"
 #include "chat/template.h"
@@ -19,7 +19,8 @@ fs::path configs() { return fs::path(HADRON_SHARED_DIR) / "data/configs"; }
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("hadron-chat-loader-" + std::to_string(::getpid()))) {
+  TempDir()
+      : path_(fs::temp_directory_path() / ("hadron-chat-loader-" + std::to_string(::getpid()))) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }

@@ -1,13 +1,13 @@
 #include "reference_runner.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 #include "chat/template.h"
 #include "core/error.h"
@@ -36,14 +36,14 @@ static std::string slurp(const fs::path& p) {
 }
 
 std::vector<CaseResult> render_with_reference(const std::vector<RenderCase>& cases) {
-  fs::path dir = fs::temp_directory_path() /
-                 ("hadron-chat-ref-" + std::to_string(::getpid()) + "-" +
-                  std::to_string(reinterpret_cast<uintptr_t>(&cases)));
+  fs::path dir =
+      fs::temp_directory_path() / ("hadron-chat-ref-" + std::to_string(::getpid()) + "-" +
+                                   std::to_string(reinterpret_cast<uintptr_t>(&cases)));
   fs::create_directories(dir);
   nlohmann::ordered_json input = nlohmann::ordered_json::array();
   for (const RenderCase& c : cases)
-    input.push_back({{"template", c.template_source}, {"context", c.context},
-                     {"now", "2026-01-15T09:30:00"}});
+    input.push_back(
+        {{"template", c.template_source}, {"context", c.context}, {"now", "2026-01-15T09:30:00"}});
   std::ofstream(dir / "cases.json", std::ios::binary) << input.dump();
   std::string script = std::string(HADRON_SOURCE_DIR) + "/tests/chat/render_reference.py";
   std::string cmd = "python3 '" + script + "' '" + (dir / "cases.json").string() + "' '" +
@@ -79,9 +79,11 @@ static std::string first_difference(const std::string& a, const std::string& b) 
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   size_t from = i > 40 ? i - 40 : 0;
   return "at byte " + std::to_string(i) + "\n    hadron:    " +
-         nlohmann::json(a.substr(from, 120)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         nlohmann::json(a.substr(from, 120))
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n    reference: " +
-         nlohmann::json(b.substr(from, 120)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+         nlohmann::json(b.substr(from, 120))
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int compare_with_reference(const std::vector<RenderCase>& cases) {
@@ -102,7 +104,8 @@ int compare_with_reference(const std::vector<RenderCase>& cases) {
     std::cout << "MISMATCH " << cases[i].label << "\n";
     if (got.ok != expected[i].ok)
       std::cout << "  hadron " << (got.ok ? "rendered" : "raised: " + got.output)
-                << "\n  reference " << (expected[i].ok ? "rendered" : "raised: " + expected[i].output) << "\n";
+                << "\n  reference "
+                << (expected[i].ok ? "rendered" : "raised: " + expected[i].output) << "\n";
     else
       std::cout << "  " << first_difference(got.output, expected[i].output) << "\n";
   }

@@ -2,24 +2,23 @@
 // configures it) and with hadron, at test time, and compares the bytes.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace hadron::chat::testing {
 
 struct RenderCase {
-  std::string label;     // for messages: template name, conversation, flags
-  std::string group;     // mismatches are counted per group (the template's name)
+  std::string label;  // for messages: template name, conversation, flags
+  std::string group;  // mismatches are counted per group (the template's name)
   std::string template_source;
   nlohmann::ordered_json context;
 };
 
 struct CaseResult {
-  bool ok = false;       // rendered without error
-  std::string output;    // the text, or the error message
+  bool ok = false;     // rendered without error
+  std::string output;  // the text, or the error message
 };
 
 // The date both sides see through strftime_now.

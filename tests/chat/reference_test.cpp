@@ -64,7 +64,8 @@ std::vector<NamedTemplate> collect_templates() {
 
 std::vector<std::pair<std::string, ordered_json>> collect_conversations() {
   std::vector<std::pair<std::string, ordered_json>> out;
-  for (const fs::path& file : sorted_entries(fs::path(HADRON_SOURCE_DIR) / "tests/chat/conversations"))
+  for (const fs::path& file :
+       sorted_entries(fs::path(HADRON_SOURCE_DIR) / "tests/chat/conversations"))
     if (file.extension() == ".json")
       out.emplace_back(file.stem().string(), ordered_json::parse(slurp(file)));
   return out;

@@ -30,7 +30,8 @@ inline std::vector<RenderCase> snippet_cases(const std::string& group,
   std::vector<RenderCase> cases;
   nlohmann::ordered_json ctx = snippet_context();
   for (size_t i = 0; i < templates.size(); ++i)
-    cases.push_back({group + " #" + std::to_string(i) + ": " + templates[i], group, templates[i], ctx});
+    cases.push_back(
+        {group + " #" + std::to_string(i) + ": " + templates[i], group, templates[i], ctx});
   return cases;
 }
 

@@ -138,8 +138,7 @@ TEST_P(EngineTest, StepKindsCountEveryStepAndToken) {
   EXPECT_GT(e.decode_steps.n_steps, 0);
   EXPECT_GT(e.mixed_steps.n_steps, 0);
   EXPECT_GT(e.prefill_steps.n_steps, 0);
-  EXPECT_LE(e.decode_steps.n_steps + e.mixed_steps.n_steps + e.prefill_steps.n_steps,
-            e.n_steps);
+  EXPECT_LE(e.decode_steps.n_steps + e.mixed_steps.n_steps + e.prefill_steps.n_steps, e.n_steps);
   int64_t n_prompt_tokens = 0;
   for (const GenerationRequest& r : batch) n_prompt_tokens += r.prompt.size();
   // Prompts, then one token per later output (async scheduling may compute one more per

@@ -1,8 +1,8 @@
+#include "engine/logits_processor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "engine/logits_processor.h"
 
 namespace hadron {
 namespace {

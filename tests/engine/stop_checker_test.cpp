@@ -1,8 +1,8 @@
+#include "engine/stop_checker.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "engine/stop_checker.h"
 
 namespace hadron {
 namespace {

@@ -51,10 +51,9 @@ ParsedDelta parse(hadron::server::OutputFormat format, bool in_reasoning, std::s
 
 void check_parser(uint8_t mode, std::string_view text) {
   using hadron::server::ToolFormat;
-  constexpr ToolFormat kFormats[] = {ToolFormat::kNone,      ToolFormat::kHermes,
-                                     ToolFormat::kQwen3Coder, ToolFormat::kGlm45,
-                                     ToolFormat::kDeepSeekV3, ToolFormat::kLlama3Json,
-                                     ToolFormat::kHarmony};
+  constexpr ToolFormat kFormats[] = {
+      ToolFormat::kNone,       ToolFormat::kHermes,     ToolFormat::kQwen3Coder, ToolFormat::kGlm45,
+      ToolFormat::kDeepSeekV3, ToolFormat::kLlama3Json, ToolFormat::kHarmony};
   const hadron::server::OutputFormat format{kFormats[(mode >> 1) % 7], (mode & 0x40) != 0};
   const bool in_reasoning = (mode & 0x80) != 0;
   const ParsedDelta whole = parse(format, in_reasoning, text, 0);
@@ -73,7 +72,9 @@ void check_parser(uint8_t mode, std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] % 2 == 0) check_request(rest);
-  else check_parser(data[0], rest);
+  if (data[0] % 2 == 0)
+    check_request(rest);
+  else
+    check_parser(data[0], rest);
   return 0;
 }

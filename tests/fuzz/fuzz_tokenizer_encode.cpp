@@ -1,12 +1,12 @@
 // libFuzzer: any bytes encode with real tokenizers (the default model's byte-level BPE, and a
 // SentencePiece-style BPE with byte fallback) without throwing; the ids are in the vocabulary,
 // the decoded text is valid UTF-8, and streaming the ids gives the same text.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -28,16 +28,19 @@ std::string byte_fallback_json() {
          R"( "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},)"
          R"( {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},)"
          R"( "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true, "byte_fallback": true,)"
-         R"( "vocab": {)" + vocab + R"(}, "merges": ["a b", "\u2581 a", "\u2581a b"]}})";
+         R"( "vocab": {)" +
+         vocab + R"(}, "merges": ["a b", "\u2581 a", "\u2581a b"]}})";
 }
 
 const hadron::Tokenizer& byte_level() {
-  static const hadron::Tokenizer tokenizer = hadron::Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
+  static const hadron::Tokenizer tokenizer =
+      hadron::Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
   return tokenizer;
 }
 
 const hadron::Tokenizer& byte_fallback() {
-  static const hadron::Tokenizer tokenizer = hadron::Tokenizer::from_json_text(byte_fallback_json(), "fuzz");
+  static const hadron::Tokenizer tokenizer =
+      hadron::Tokenizer::from_json_text(byte_fallback_json(), "fuzz");
   return tokenizer;
 }
 

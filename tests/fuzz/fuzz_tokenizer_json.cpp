@@ -11,7 +11,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const hadron::Tokenizer tokenizer = hadron::Tokenizer::from_json_text(text, "fuzz/tokenizer.json");
+    const hadron::Tokenizer tokenizer =
+        hadron::Tokenizer::from_json_text(text, "fuzz/tokenizer.json");
     for (const char* sample : {"Hello world", "  a\tb\r\n 123 <s> \xC3\xA9\xFF", ""}) {
       const std::vector<int32_t> ids = tokenizer.encode(sample, true);
       const std::string whole = tokenizer.decode(ids, false);

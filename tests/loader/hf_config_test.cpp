@@ -1,13 +1,13 @@
 // Every shared config.json parses, with spot checks of real values per architecture, and the
 // transformers-4 and -5 spellings of the same config normalise to the same ModelConfig.
+#include "loader/hf_config.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include "loader/hf_config.h"
 
 namespace hadron {
 namespace {

@@ -1,11 +1,12 @@
 // Valid safetensors files read back exactly: every dtype, metadata, empty and scalar tensors,
 // headers listed out of offset order.
+#include "loader/safetensors.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "core/dtype.h"
-#include "loader/safetensors.h"
 #include "test_files.h"
 
 namespace hadron {

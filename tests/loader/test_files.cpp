@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 namespace hadron::testing {

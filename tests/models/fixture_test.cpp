@@ -61,8 +61,8 @@ TEST_P(FixtureTest, PrefillLogitsMatchTransformers) {
     const double error = relative_error(ours.data(), ref, 0, ref.shape[0]);
     EXPECT_LE(error, kTolerance) << "prompt " << i;
     RecordProperty("prefill_rel_error_" + std::to_string(i), std::to_string(error));
-    std::printf("[%s %s] prompt %zu prefill max|diff|/max|logit| = %.2e\n",
-                GetParam().name.c_str(), GetParam().config_file.c_str(), i, error);
+    std::printf("[%s %s] prompt %zu prefill max|diff|/max|logit| = %.2e\n", GetParam().name.c_str(),
+                GetParam().config_file.c_str(), i, error);
   }
 }
 
@@ -107,10 +107,9 @@ TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
 
 std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> cases;
-  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4",
-                           "llama3-hd64", "qwen3-hd128", "qwen3-moe", "mixtral", "glm4-moe",
-                           "gpt-oss", "qwen3-moe-hd64", "mixtral-hd64", "glm4-moe-hd64",
-                           "gpt-oss-hd64"})
+  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4", "llama3-hd64",
+                           "qwen3-hd128", "qwen3-moe", "mixtral", "glm4-moe", "gpt-oss",
+                           "qwen3-moe-hd64", "mixtral-hd64", "glm4-moe-hd64", "gpt-oss-hd64"})
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
   cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model

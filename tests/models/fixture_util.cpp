@@ -22,8 +22,7 @@ Fixture read_fixture(const std::string& name) {
   fixture.prompts = reference["prompts"].get<std::vector<std::vector<int32_t>>>();
   fixture.continuations = reference["continuations"].get<std::vector<std::vector<int32_t>>>();
   for (size_t i = 0; i < fixture.prompts.size(); ++i)
-    fixture.logits.push_back(
-        read_npy(fixture_dir(name) + "/logits_" + std::to_string(i) + ".npy"));
+    fixture.logits.push_back(read_npy(fixture_dir(name) + "/logits_" + std::to_string(i) + ".npy"));
   return fixture;
 }
 

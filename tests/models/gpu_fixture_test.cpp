@@ -55,10 +55,9 @@ TEST_P(GpuFixtureTest, LogitsMatchTransformersInBf16) {
       std::printf("[gpu %s] prompt %zu rows over tolerance (of %lld):", GetParam().fixture.c_str(),
                   i, static_cast<long long>(ref.shape[0]));
       for (int64_t row = 0; row < ref.shape[0]; ++row) {
-        const double row_error =
-            testing::relative_error(ours.data() + row * vocab, ref, row, 1);
-        if (row_error > kBf16Tolerance) std::printf(" %lld (%.3f)", static_cast<long long>(row),
-                                                    row_error);
+        const double row_error = testing::relative_error(ours.data() + row * vocab, ref, row, 1);
+        if (row_error > kBf16Tolerance)
+          std::printf(" %lld (%.3f)", static_cast<long long>(row), row_error);
       }
       std::printf("\n");
     }
@@ -67,9 +66,9 @@ TEST_P(GpuFixtureTest, LogitsMatchTransformersInBf16) {
       std::vector<float> expected(ref.values.begin() + row * vocab,
                                   ref.values.begin() + (row + 1) * vocab);
       const auto top = std::max_element(expected.begin(), expected.end()) - expected.begin();
-      const auto mine = std::max_element(ours.begin() + row * vocab,
-                                         ours.begin() + (row + 1) * vocab) -
-                        (ours.begin() + row * vocab);
+      const auto mine =
+          std::max_element(ours.begin() + row * vocab, ours.begin() + (row + 1) * vocab) -
+          (ours.begin() + row * vocab);
       float max_abs = 0, runner_up = -INFINITY;
       for (int64_t v = 0; v < vocab; ++v) {
         max_abs = std::max(max_abs, std::fabs(expected[v]));
@@ -82,10 +81,11 @@ TEST_P(GpuFixtureTest, LogitsMatchTransformersInBf16) {
       }
     }
     EXPECT_EQ(clear_agree, clear) << "prompt " << i;
-    std::printf("[gpu %s] prompt %zu: max|diff|/max|logit| = %.2e, top-1 agreement %d/%lld "
-                "(%d/%d clear)\n",
-                GetParam().fixture.c_str(), i, error, agree,
-                static_cast<long long>(ref.shape[0]), clear_agree, clear);
+    std::printf(
+        "[gpu %s] prompt %zu: max|diff|/max|logit| = %.2e, top-1 agreement %d/%lld "
+        "(%d/%d clear)\n",
+        GetParam().fixture.c_str(), i, error, agree, static_cast<long long>(ref.shape[0]),
+        clear_agree, clear);
   }
 }
 

@@ -88,8 +88,8 @@ void AttentionTest::run_case(const AttentionCase& c) {
   meta.cu_seqlens_q = cu_gpu.tensor;
   meta.seq_lens_kv = kv_gpu.tensor;
   meta.block_tables = tables_gpu.tensor;
-  const AttentionParams params{1.0f / std::sqrt(static_cast<float>(c.head_dim)),
-                               c.sliding_window, 0.0f, sinks_gpu.tensor};
+  const AttentionParams params{1.0f / std::sqrt(static_cast<float>(c.head_dim)), c.sliding_window,
+                               0.0f, sinks_gpu.tensor};
   gpu_->attention(q_gpu.tensor, k_gpu.tensor, v_gpu.tensor, meta, params, out.tensor);
 
   BatchMeta host_meta = meta;
@@ -124,15 +124,11 @@ TEST_F(AttentionTest, PrefillHeadDim256Group8) {
 TEST_F(AttentionTest, PrefillGroup3LargeBlocks) {
   run_case({6, 2, 128, 64, {{128, 128}, {63, 191}}});
 }
-TEST_F(AttentionTest, PrefillGroup7SmallBlocks) {
-  run_case({7, 1, 128, 8, {{90, 90}, {3, 45}}});
-}
+TEST_F(AttentionTest, PrefillGroup7SmallBlocks) { run_case({7, 1, 128, 8, {{90, 90}, {3, 45}}}); }
 TEST_F(AttentionTest, PrefillSlidingWindow) {
   run_case({4, 2, 128, 16, {{150, 150}, {20, 300}}, 50});
 }
-TEST_F(AttentionTest, PrefillLong) {
-  run_case({4, 1, 128, 16, {{1000, 1000}}});
-}
+TEST_F(AttentionTest, PrefillLong) { run_case({4, 1, 128, 16, {{1000, 1000}}}); }
 TEST_F(AttentionTest, PrefillSinks) {
   run_case({32, 8, 128, 16, {{70, 70}, {1, 1}, {129, 169}}, 0, true});
 }
@@ -141,21 +137,13 @@ TEST_F(AttentionTest, PrefillGptOssShapeSinksSlidingWindow) {
   run_case({64, 8, 64, 16, {{300, 300}, {1, 1}, {37, 250}}, 128, true});
 }
 
-TEST_F(AttentionTest, DecodeBatch1LongContext) {
-  run_case({32, 8, 128, 16, {{1, 5000}}});
-}
-TEST_F(AttentionTest, DecodeBatch256) {
-  run_case({32, 8, 128, 16, decode_batch(rng_, 256, 600)});
-}
+TEST_F(AttentionTest, DecodeBatch1LongContext) { run_case({32, 8, 128, 16, {{1, 5000}}}); }
+TEST_F(AttentionTest, DecodeBatch256) { run_case({32, 8, 128, 16, decode_batch(rng_, 256, 600)}); }
 TEST_F(AttentionTest, DecodeHeadDim64NoGrouping) {
   run_case({4, 4, 64, 32, {{1, 1}, {1, 129}, {1, 1000}}});
 }
-TEST_F(AttentionTest, DecodeHeadDim256) {
-  run_case({16, 2, 256, 16, decode_batch(rng_, 5, 700)});
-}
-TEST_F(AttentionTest, DecodeGroup3) {
-  run_case({6, 2, 128, 16, decode_batch(rng_, 4, 400)});
-}
+TEST_F(AttentionTest, DecodeHeadDim256) { run_case({16, 2, 256, 16, decode_batch(rng_, 5, 700)}); }
+TEST_F(AttentionTest, DecodeGroup3) { run_case({6, 2, 128, 16, decode_batch(rng_, 4, 400)}); }
 TEST_F(AttentionTest, DecodeGroup8SlidingWindow) {
   run_case({8, 1, 128, 16, {{1, 1000}, {1, 37}}, 100});
 }
@@ -171,9 +159,7 @@ TEST_F(AttentionTest, DecodeGptOssShapeSinksFewSplits) {
 }
 // Contexts far longer than a CTA's chunk, many splits of which some are empty, tiles that
 // straddle small blocks, large blocks, and the 1000-in / 1000-out steady state (one split).
-TEST_F(AttentionTest, DecodeBatch1VeryLongContext) {
-  run_case({32, 8, 128, 16, {{1, 33000}}});
-}
+TEST_F(AttentionTest, DecodeBatch1VeryLongContext) { run_case({32, 8, 128, 16, {{1, 33000}}}); }
 TEST_F(AttentionTest, DecodeManySplitsRagged) {
   run_case({32, 8, 128, 16, {{1, 20000}, {1, 1}, {1, 63}, {1, 4097}}});
 }

@@ -38,8 +38,8 @@ TEST_F(ElementwiseTest, EmbeddingCopiesRows) {
 }
 
 TEST_F(ElementwiseTest, RmsNormAndAddRmsNorm) {
-  for (const auto& [n_rows, width] : {std::pair{1, 4096}, {7, 128}, {256, 4096}, {3, 5120},
-                                     {5, 1000}, {2, 12288}}) {
+  for (const auto& [n_rows, width] :
+       {std::pair{1, 4096}, {7, 128}, {256, 4096}, {3, 5120}, {5, 1000}, {2, 12288}}) {
     SCOPED_TRACE(testing::Message() << "rows " << n_rows << " width " << width);
     const int64_t n = int64_t{n_rows} * width;
     std::vector<float> x = random_floats(n, 2.0f), residual = random_floats(n),
@@ -81,9 +81,9 @@ TEST_F(ElementwiseTest, Rope) {
     for (const int64_t rotary_dim : {head_dim, head_dim / 2})
       for (const RopeStyle style : {RopeStyle::kNeox, RopeStyle::kInterleaved})
         for (const int64_t n_tokens : {1, 37}) {
-          SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " rotary " << rotary_dim
-                                          << " neox " << (style == RopeStyle::kNeox) << " T "
-                                          << n_tokens);
+          SCOPED_TRACE(testing::Message()
+                       << "head_dim " << head_dim << " rotary " << rotary_dim << " neox "
+                       << (style == RopeStyle::kNeox) << " T " << n_tokens);
           const int64_t n_heads = 3;
           std::vector<float> x = random_floats(n_tokens * n_heads * head_dim);
           std::vector<float> table = rope_table(kMaxPos, rotary_dim);
@@ -137,9 +137,9 @@ TEST_F(ElementwiseTest, QkvRopeStore) {
                        Case{4, 1, 64, 32, 19, false, RopeStyle::kNeox},
                        Case{6, 6, 256, 256, 5, true, RopeStyle::kInterleaved},
                        Case{8, 2, 256, 64, 64, false, RopeStyle::kInterleaved}}) {
-    SCOPED_TRACE(testing::Message() << "heads " << c.n_heads << "/" << c.n_kv_heads << " x "
-                                    << c.head_dim << " rotary " << c.rotary_dim << " T "
-                                    << c.n_tokens << " norms " << c.norms);
+    SCOPED_TRACE(testing::Message()
+                 << "heads " << c.n_heads << "/" << c.n_kv_heads << " x " << c.head_dim
+                 << " rotary " << c.rotary_dim << " T " << c.n_tokens << " norms " << c.norms);
     const int64_t width = (c.n_heads + 2 * c.n_kv_heads) * c.head_dim;
     const std::vector<int64_t> cache_shape{kBlocks, kBlockSize, c.n_kv_heads, c.head_dim};
     const int64_t cache_elems = kBlocks * kBlockSize * c.n_kv_heads * c.head_dim;
@@ -164,14 +164,13 @@ TEST_F(ElementwiseTest, QkvRopeStore) {
                          c.norms ? kn_gpu.tensor : Tensor{}, pos_gpu.tensor, table_gpu.tensor,
                          params, kc_gpu.tensor, vc_gpu.tensor, slots_gpu.tensor, q_out.tensor);
     std::vector<float> q_expected(c.n_tokens * c.n_heads * c.head_dim);
-    cpu_->qkv_rope_store(host_view(qkv, {c.n_tokens, width}),
-                         c.norms ? host_view(q_norm, {c.head_dim}) : Tensor{},
-                         c.norms ? host_view(k_norm, {c.head_dim}) : Tensor{},
-                         host_view_i32(positions, {c.n_tokens}),
-                         host_view(table, {kMaxPos, c.rotary_dim}), params,
-                         host_view(k_cache, cache_shape), host_view(v_cache, cache_shape),
-                         host_view_i32(slots, {c.n_tokens}),
-                         host_view(q_expected, {c.n_tokens, c.n_heads, c.head_dim}));
+    cpu_->qkv_rope_store(
+        host_view(qkv, {c.n_tokens, width}), c.norms ? host_view(q_norm, {c.head_dim}) : Tensor{},
+        c.norms ? host_view(k_norm, {c.head_dim}) : Tensor{},
+        host_view_i32(positions, {c.n_tokens}), host_view(table, {kMaxPos, c.rotary_dim}), params,
+        host_view(k_cache, cache_shape), host_view(v_cache, cache_shape),
+        host_view_i32(slots, {c.n_tokens}),
+        host_view(q_expected, {c.n_tokens, c.n_heads, c.head_dim}));
     EXPECT_CLOSE(download(q_out.tensor), q_expected, kElementwiseTol);
     const int64_t token_elems = c.n_kv_heads * c.head_dim;
     EXPECT_CLOSE(slot_rows(download(kc_gpu.tensor), slots, token_elems),
@@ -195,8 +194,8 @@ TEST_F(ElementwiseTest, SiluMul) {
 }
 
 TEST_F(ElementwiseTest, GatherRows) {
-  for (const auto& [n_tokens, n_rows, width] : {std::tuple{300, 1, 4096}, {300, 256, 4096},
-                                               {9, 4, 136}}) {
+  for (const auto& [n_tokens, n_rows, width] :
+       {std::tuple{300, 1, 4096}, {300, 256, 4096}, {9, 4, 136}}) {
     SCOPED_TRACE(testing::Message() << "T " << n_tokens << " R " << n_rows << " H " << width);
     std::vector<float> x = random_floats(int64_t{n_tokens} * width);
     std::vector<int32_t> rows = random_ints(n_rows, 0, n_tokens - 1);

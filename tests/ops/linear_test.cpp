@@ -39,15 +39,12 @@ TEST_F(LinearTest, MatchesCpu) {
     bool bias;
     DType out;
   };
-  for (const Case c : {Case{1, 4096, 4096, false, DType::BF16},
-                       Case{1, 1000, 136, true, DType::BF16},
-                       Case{3, 6144, 4096, false, DType::BF16},
-                       Case{8, 2048, 12288, false, DType::BF16},
-                       Case{1, 15193, 1024, false, DType::F32},
-                       Case{9, 3000, 520, true, DType::BF16},
-                       Case{127, 1536, 4096, false, DType::BF16},
-                       Case{256, 1000, 2048, true, DType::F32},
-                       Case{256, 4096, 4096, false, DType::BF16}}) {
+  for (const Case c :
+       {Case{1, 4096, 4096, false, DType::BF16}, Case{1, 1000, 136, true, DType::BF16},
+        Case{3, 6144, 4096, false, DType::BF16}, Case{8, 2048, 12288, false, DType::BF16},
+        Case{1, 15193, 1024, false, DType::F32}, Case{9, 3000, 520, true, DType::BF16},
+        Case{127, 1536, 4096, false, DType::BF16}, Case{256, 1000, 2048, true, DType::F32},
+        Case{256, 4096, 4096, false, DType::BF16}}) {
     SCOPED_TRACE(testing::Message() << "M " << c.m << " N " << c.n << " K " << c.k << " bias "
                                     << c.bias << " out " << dtype_name(c.out));
     std::vector<float> x = random_floats(c.m * c.k), w = random_floats(c.n * c.k, 0.05f),
@@ -67,10 +64,11 @@ TEST_F(LinearTest, MatchesCpu) {
 // test above may not reach it.
 TEST_F(LinearTest, GemvMatchesCpu) {
   for (const int64_t m : {1, 2, 5, 8})
-    for (const auto& [n, k, bias, out_dtype] :
-         {std::tuple{4096, 4096, false, DType::BF16}, {1000, 136, true, DType::F32},
-          {777, 12288, true, DType::BF16}, {40000, 264, true, DType::F32},
-          {3, 8, false, DType::BF16}}) {
+    for (const auto& [n, k, bias, out_dtype] : {std::tuple{4096, 4096, false, DType::BF16},
+                                                {1000, 136, true, DType::F32},
+                                                {777, 12288, true, DType::BF16},
+                                                {40000, 264, true, DType::F32},
+                                                {3, 8, false, DType::BF16}}) {
       SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
       std::vector<float> x = random_floats(m * k), w = random_floats(n * k, 0.05f),
                          b = random_floats(n);
@@ -81,10 +79,9 @@ TEST_F(LinearTest, GemvMatchesCpu) {
                         out.tensor.data, out_dtype == DType::F32, m, n, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       std::vector<float> expected(m * n);
-      cpu_->linear(host_view(x, {m, k}), host_view(w, {n, k}),
-                   bias ? host_view(b, {n}) : Tensor{}, host_view(expected, {m, n}));
-      EXPECT_CLOSE(download(out.tensor), expected,
-                   out_dtype == DType::F32 ? 1e-4 : kGemmTol);
+      cpu_->linear(host_view(x, {m, k}), host_view(w, {n, k}), bias ? host_view(b, {n}) : Tensor{},
+                   host_view(expected, {m, n}));
+      EXPECT_CLOSE(download(out.tensor), expected, out_dtype == DType::F32 ? 1e-4 : kGemmTol);
     }
 }
 
@@ -95,7 +92,9 @@ TEST_F(LinearTest, GemvMatchesCpu) {
 TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
   for (const int64_t m : {1, 2, 3, 8})
     for (const auto& [n, k, add, bias] :
-         {std::tuple{5120, 4096, true, false}, {77, 2880, true, true}, {1000, 136, false, true},
+         {std::tuple{5120, 4096, true, false},
+          {77, 2880, true, true},
+          {1000, 136, false, true},
           {2048, 6144, false, false},
           // Two rows that fill the shared-memory budget exactly (47 KB); one row of the budget
           // would be wider than the separate rms_norm reference takes (16384).
@@ -109,9 +108,12 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
       DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {n, k});
       DeviceTensor b_gpu = upload(b, {n});
       DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}), out = poisoned({m, n});
-      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr, res_gpu.tensor.data,
-                                    norm_gpu.tensor.data, res_out.tensor.data,
-                                    normed.tensor.data, 1e-6f};
+      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr,
+                                    res_gpu.tensor.data,
+                                    norm_gpu.tensor.data,
+                                    res_out.tensor.data,
+                                    normed.tensor.data,
+                                    1e-6f};
       cuda::launch_gemv_norm(args, w_gpu.tensor.data, bias ? b_gpu.tensor.data : nullptr,
                              out.tensor.data, m, n, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -129,8 +131,8 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
       }
       std::vector<float> normed_values = download(normed_ref.tensor);
       EXPECT_EQ(download(normed.tensor), normed_values);
-      expect_plain_gemv_product(download(out.tensor), normed_ref, normed_values, w, w_gpu, b,
-                                b_gpu, bias, m, n, k);
+      expect_plain_gemv_product(download(out.tensor), normed_ref, normed_values, w, w_gpu, b, b_gpu,
+                                bias, m, n, k);
     }
 }
 
@@ -138,9 +140,12 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
 // CPU's norm then product.
 TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
   // 6 x 4096 and 3 x 8192: rows of exactly 48 KB, one launch failure had they been fused.
-  for (const auto& [m, n, k, add] : {std::tuple{1, 6144, 4096, true}, {1, 4096, 4096, false},
-                                     {6, 4096, 4096, true}, {3, 1024, 8192, true},
-                                     {8, 24576, 4096, true}, {9, 3000, 520, true},
+  for (const auto& [m, n, k, add] : {std::tuple{1, 6144, 4096, true},
+                                     {1, 4096, 4096, false},
+                                     {6, 4096, 4096, true},
+                                     {3, 1024, 8192, true},
+                                     {8, 24576, 4096, true},
+                                     {9, 3000, 520, true},
                                      {64, 1536, 2048, true}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k << " add " << add);
     std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
@@ -148,16 +153,16 @@ TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
     DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
     DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {n, k});
     DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}), out = poisoned({m, n});
-    gpu_->add_rms_norm_linear({add ? add_gpu.tensor : Tensor{}, res_gpu.tensor,
-                               add ? res_out.tensor : Tensor{}, norm_gpu.tensor, 1e-6f,
-                               normed.tensor},
-                              w_gpu.tensor, Tensor{}, out.tensor);
+    gpu_->add_rms_norm_linear(
+        {add ? add_gpu.tensor : Tensor{}, res_gpu.tensor, add ? res_out.tensor : Tensor{},
+         norm_gpu.tensor, 1e-6f, normed.tensor},
+        w_gpu.tensor, Tensor{}, out.tensor);
     std::vector<float> res_out_cpu(m * k), normed_cpu(m * k), expected(m * n);
-    cpu_->add_rms_norm_linear({add ? host_view(branch, {m, k}) : Tensor{},
-                               host_view(residual, {m, k}),
-                               add ? host_view(res_out_cpu, {m, k}) : Tensor{},
-                               host_view(norm_w, {k}), 1e-6f, host_view(normed_cpu, {m, k})},
-                              host_view(w, {n, k}), Tensor{}, host_view(expected, {m, n}));
+    cpu_->add_rms_norm_linear(
+        {add ? host_view(branch, {m, k}) : Tensor{}, host_view(residual, {m, k}),
+         add ? host_view(res_out_cpu, {m, k}) : Tensor{}, host_view(norm_w, {k}), 1e-6f,
+         host_view(normed_cpu, {m, k})},
+        host_view(w, {n, k}), Tensor{}, host_view(expected, {m, n}));
     if (add) EXPECT_CLOSE(download(res_out.tensor), res_out_cpu, kElementwiseTol);
     EXPECT_CLOSE(download(normed.tensor), normed_cpu, kElementwiseTol);
     EXPECT_CLOSE(download(out.tensor), expected, kGemmTol);
@@ -170,22 +175,26 @@ TEST_F(LinearTest, AddRmsNormLinearMatchesCpu) {
 // gate_up (a plain row product each) followed by silu_mul, bit for bit.
 TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
   for (const int64_t m : {1, 2, 3, 8})
-    for (const auto& [inter, k, add] :
-         {std::tuple{12288, 4096, true}, {768, 2048, true}, {1000, 136, false},
-          {24, 5120, true}, {40, cuda::kGemvStagedMaxBytes / 4, false}}) {
+    for (const auto& [inter, k, add] : {std::tuple{12288, 4096, true},
+                                        {768, 2048, true},
+                                        {1000, 136, false},
+                                        {24, 5120, true},
+                                        {40, cuda::kGemvStagedMaxBytes / 4, false}}) {
       if (m * k * 2 > cuda::kGemvStagedMaxBytes) continue;
-      SCOPED_TRACE(testing::Message() << "M " << m << " I " << inter << " K " << k << " add "
-                                      << add);
+      SCOPED_TRACE(testing::Message()
+                   << "M " << m << " I " << inter << " K " << k << " add " << add);
       std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
-                         norm_w = random_floats(k, 0.5f),
-                         w = random_floats(2 * inter * k, 0.05f);
+                         norm_w = random_floats(k, 0.5f), w = random_floats(2 * inter * k, 0.05f);
       DeviceTensor res_gpu = upload(residual, {m, k}), add_gpu = upload(branch, {m, k});
       DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {2 * inter, k});
       DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}),
                    activated = poisoned({m, inter});
-      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr, res_gpu.tensor.data,
-                                    norm_gpu.tensor.data, res_out.tensor.data,
-                                    normed.tensor.data, 1e-6f};
+      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr,
+                                    res_gpu.tensor.data,
+                                    norm_gpu.tensor.data,
+                                    res_out.tensor.data,
+                                    normed.tensor.data,
+                                    1e-6f};
       cuda::launch_gemv_norm_silu(args, w_gpu.tensor.data, activated.tensor.data, m, inter, k,
                                   nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -194,8 +203,11 @@ TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
       DeviceTensor res_out_ref = poisoned({m, k}), normed_ref = poisoned({m, k}),
                    gate_up_ref = poisoned({m, 2 * inter}), activated_ref = poisoned({m, inter});
       const cuda::GemvNormArgs ref_args{add ? add_gpu.tensor.data : nullptr,
-                                        res_gpu.tensor.data, norm_gpu.tensor.data,
-                                        res_out_ref.tensor.data, normed_ref.tensor.data, 1e-6f};
+                                        res_gpu.tensor.data,
+                                        norm_gpu.tensor.data,
+                                        res_out_ref.tensor.data,
+                                        normed_ref.tensor.data,
+                                        1e-6f};
       cuda::launch_gemv_norm(ref_args, w_gpu.tensor.data, nullptr, gate_up_ref.tensor.data, m,
                              2 * inter, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the backend runs on its own stream
@@ -212,8 +224,11 @@ TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
 // The backend op (the fused GEMV, or the norm GEMV or cuBLASLt then silu_mul) against the
 // CPU's ops.
 TEST_F(LinearTest, AddRmsNormLinearSiluMatchesCpu) {
-  for (const auto& [m, inter, k] : {std::tuple{1, 12288, 4096}, {4, 768, 2048}, {8, 1000, 136},
-                                    {9, 1536, 520}, {64, 1024, 2048}}) {
+  for (const auto& [m, inter, k] : {std::tuple{1, 12288, 4096},
+                                    {4, 768, 2048},
+                                    {8, 1000, 136},
+                                    {9, 1536, 520},
+                                    {64, 1024, 2048}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " I " << inter << " K " << k);
     std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
                        norm_w = random_floats(k, 0.5f), w = random_floats(2 * inter * k, 0.05f);
@@ -243,9 +258,10 @@ TEST_F(LinearTest, AddRmsNormLinearSiluMatchesCpu) {
 // bit for bit, and gate_up stays.
 TEST_F(LinearTest, GemvSiluEqualsSiluThenGemv) {
   for (const int64_t m : {1, 2, 3, 8})
-    for (const auto& [n, k, bias] :
-         {std::tuple{4096, 12288, false}, {2880, 2880, true}, {1000, 136, true},
-          {301, cuda::kGemvStagedMaxBytes / 4, false}}) {
+    for (const auto& [n, k, bias] : {std::tuple{4096, 12288, false},
+                                     {2880, 2880, true},
+                                     {1000, 136, true},
+                                     {301, cuda::kGemvStagedMaxBytes / 4, false}}) {
       if (m * k * 2 > cuda::kGemvStagedMaxBytes) continue;
       SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
       std::vector<float> gate_up = random_floats(m * 2 * k, 3.0f), w = random_floats(n * k, 0.05f),
@@ -254,8 +270,7 @@ TEST_F(LinearTest, GemvSiluEqualsSiluThenGemv) {
       DeviceTensor b_gpu = upload(b, {n});
       DeviceTensor activated = poisoned({m, k}), out = poisoned({m, n});
       cuda::launch_gemv_silu(gate_up_gpu.tensor.data, activated.tensor.data, w_gpu.tensor.data,
-                             bias ? b_gpu.tensor.data : nullptr, out.tensor.data, m, n, k,
-                             nullptr);
+                             bias ? b_gpu.tensor.data : nullptr, out.tensor.data, m, n, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       EXPECT_EQ(download(gate_up_gpu.tensor), gate_up);  // upload rounded gate_up to bf16
 
@@ -263,21 +278,23 @@ TEST_F(LinearTest, GemvSiluEqualsSiluThenGemv) {
       gpu_->silu_mul(gate_up_gpu.tensor, activated_ref.tensor);
       std::vector<float> activated_values = download(activated_ref.tensor);
       EXPECT_EQ(download(activated.tensor), activated_values);
-      expect_plain_gemv_product(download(out.tensor), activated_ref, activated_values, w, w_gpu,
-                                b, b_gpu, bias, m, n, k);
+      expect_plain_gemv_product(download(out.tensor), activated_ref, activated_values, w, w_gpu, b,
+                                b_gpu, bias, m, n, k);
     }
 }
 
 // The backend op (fused GEMV, or silu_mul then the product) against the CPU's.
 TEST_F(LinearTest, SiluMulLinearMatchesCpu) {
-  for (const auto& [m, n, k] : {std::tuple{1, 4096, 12288}, {2, 2048, 768}, {8, 4096, 12288},
-                                {9, 3000, 520}, {64, 1536, 2048}}) {
+  for (const auto& [m, n, k] : {std::tuple{1, 4096, 12288},
+                                {2, 2048, 768},
+                                {8, 4096, 12288},
+                                {9, 3000, 520},
+                                {64, 1536, 2048}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " N " << n << " K " << k);
     std::vector<float> gate_up = random_floats(m * 2 * k, 3.0f), w = random_floats(n * k, 0.05f);
     DeviceTensor gate_up_gpu = upload(gate_up, {m, 2 * k}), w_gpu = upload(w, {n, k});
     DeviceTensor activated = poisoned({m, k}), out = poisoned({m, n});
-    gpu_->silu_mul_linear(gate_up_gpu.tensor, activated.tensor, w_gpu.tensor, Tensor{},
-                          out.tensor);
+    gpu_->silu_mul_linear(gate_up_gpu.tensor, activated.tensor, w_gpu.tensor, Tensor{}, out.tensor);
     std::vector<float> activated_cpu(m * k), expected(m * n);
     cpu_->silu_mul_linear(host_view(gate_up, {m, 2 * k}), host_view(activated_cpu, {m, k}),
                           host_view(w, {n, k}), Tensor{}, host_view(expected, {m, n}));
@@ -310,8 +327,7 @@ TEST_F(LinearTest, GemvChainReadsFinishedInputs) {
     SCOPED_TRACE(testing::Message() << "link " << i);
     std::vector<float> input = download(acts[i].tensor);
     std::vector<float> expected(kM * kWidth);
-    cpu_->linear(host_view(input, {kM, kWidth}),
-                 host_view(weights[i], {kWidth, kWidth}), Tensor{},
+    cpu_->linear(host_view(input, {kM, kWidth}), host_view(weights[i], {kWidth, kWidth}), Tensor{},
                  host_view(expected, {kM, kWidth}));
     EXPECT_CLOSE(download(acts[i + 1].tensor), expected, kGemmTol);
   }

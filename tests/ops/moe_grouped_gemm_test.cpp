@@ -3,13 +3,14 @@
 // multiples of the 64 x 128 x 64 tiles (partial row tiles, partial K steps, partial column
 // tiles), both activations, biases. The whole MoE op (routing order, combine) is covered by
 // moe_test.cpp through Backend::moe_experts.
+#include "backends/cuda/moe_grouped_gemm.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "backends/cuda/moe_grouped_gemm.cuh"
 #include "op_test_util.h"
 
 namespace hadron::test {
@@ -34,8 +35,8 @@ float activate(bool clamped, float gate, float up) {
 }
 
 void MoeGroupedGemmTest::check(const GroupedCase& c) {
-  SCOPED_TRACE(testing::Message() << "T " << c.n_tokens << " E " << c.n_experts << " k "
-                                  << c.top_k << " H " << c.hidden << " I " << c.inter
+  SCOPED_TRACE(testing::Message() << "T " << c.n_tokens << " E " << c.n_experts << " k " << c.top_k
+                                  << " H " << c.hidden << " I " << c.inter
                                   << (c.interleaved_clamped ? " clamped" : " swiglu"));
   const int64_t T = c.n_tokens, E = c.n_experts, k = c.top_k, H = c.hidden, I = c.inter;
   const int64_t n_pairs = T * k;
@@ -70,7 +71,8 @@ void MoeGroupedGemmTest::check(const GroupedCase& c) {
   DeviceTensor down_gpu = upload(down, {E, H, I});
   DeviceTensor gub_gpu = upload(gate_up_bias, {E, 2 * I}), db_gpu = upload(down_bias, {E, H});
   DeviceTensor offsets_gpu = upload_i32(offsets, {E + 1}), active_gpu = upload_i32(active, {E + 1});
-  DeviceTensor sorted_gpu = upload_i32(sorted, {n_pairs}), rows_gpu = upload_i32(pair_rows, {n_pairs});
+  DeviceTensor sorted_gpu = upload_i32(sorted, {n_pairs}),
+               rows_gpu = upload_i32(pair_rows, {n_pairs});
   DeviceTensor activated = poisoned({n_pairs, I}), expert_out = poisoned({n_pairs, H});
 
   cuda::MoeExpertsArgs args{};
@@ -134,11 +136,11 @@ void MoeGroupedGemmTest::check(const GroupedCase& c) {
 
 TEST_F(MoeGroupedGemmTest, MatchesHostLoops) {
   const GroupedCase cases[] = {
-      {256, 16, 8, 512, 192, false, false},   // ~128 rows per expert: several row tiles
-      {300, 8, 2, 136, 40, false, true},      // K 136 (partial K step), I 40 (partial tile)
-      {70, 128, 8, 256, 96, false, false},    // many experts, few rows each, some unused
-      {96, 8, 4, 192, 200, true, true},       // gpt-oss's interleaved clamped activation
-      {1, 4, 2, 64, 64, false, true}};        // one token
+      {256, 16, 8, 512, 192, false, false},  // ~128 rows per expert: several row tiles
+      {300, 8, 2, 136, 40, false, true},     // K 136 (partial K step), I 40 (partial tile)
+      {70, 128, 8, 256, 96, false, false},   // many experts, few rows each, some unused
+      {96, 8, 4, 192, 200, true, true},      // gpt-oss's interleaved clamped activation
+      {1, 4, 2, 64, 64, false, true}};       // one token
   for (const GroupedCase& c : cases) check(c);
 }
 

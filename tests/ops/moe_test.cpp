@@ -236,7 +236,7 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
   const ExpertsCase cases[] = {
       {1, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
       {3, 8, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},
-      {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},  // shared experts; CUDA cores
+      {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},    // shared experts; CUDA cores
       {4, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},  // the same on bulk copies
       {2, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},  // odd top_k
       // 5-8 tokens: still the decode kernels, some blocks' tiles spanning two tokens

@@ -44,8 +44,7 @@ Tensor OpTest::host_view_i32(std::vector<int32_t>& values, std::vector<int64_t> 
   return Tensor::view_of(values.data(), DType::I32, shape);
 }
 
-DeviceTensor OpTest::upload(std::vector<float>& values, std::vector<int64_t> shape,
-                            DType dtype) {
+DeviceTensor OpTest::upload(std::vector<float>& values, std::vector<int64_t> shape, DType dtype) {
   DeviceTensor result;
   result.buffer = gpu_->allocate(values.size() * dtype_size(dtype));
   result.tensor = Tensor::view_of(result.buffer.data(), dtype, shape, Device::CUDA);

@@ -58,10 +58,10 @@ class OpTest : public ::testing::Test {
 // ||actual - expected|| / ||expected||; infinite when any value is NaN or sizes differ.
 double relative_error(const std::vector<float>& actual, const std::vector<float>& expected);
 
-#define EXPECT_CLOSE(actual, expected, tol)                                          \
-  do {                                                                               \
-    const double error_ = ::hadron::test::relative_error(actual, expected);          \
-    EXPECT_LE(error_, tol) << "normalised error of " #actual " vs " #expected;       \
+#define EXPECT_CLOSE(actual, expected, tol)                                    \
+  do {                                                                         \
+    const double error_ = ::hadron::test::relative_error(actual, expected);    \
+    EXPECT_LE(error_, tol) << "normalised error of " #actual " vs " #expected; \
   } while (0)
 
 }  // namespace hadron::test

@@ -3,11 +3,12 @@
 // that lands within rounding of a boundary (u or top_p within 1e-5) may differ; such a
 // mismatch is accepted only when the reference gives the GPU's token for some u' within 1e-5
 // of u (at top_p or top_p +- 1e-5).
+#include "backends/cpu/sampling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <span>
 
-#include "backends/cpu/sampling.h"
 #include "op_test_util.h"
 
 namespace hadron::test {
@@ -46,8 +47,8 @@ class SamplingTest : public OpTest {
 // the kept tokens in index order, so its pick never decreases as the draw grows: bisect the
 // interval for a draw that lands on `token`. Checking only the two ends is not enough, since
 // 1e-5 of the mass can span more than one token of a full 151,936-token row.
-bool reachable_within(std::span<const float> row, const SampleRowParams& params, float u,
-                      float du, int32_t token) {
+bool reachable_within(std::span<const float> row, const SampleRowParams& params, float u, float du,
+                      int32_t token) {
   float lo = std::max(u - du, 0.0f), hi = std::min(u + du, 0.9999999f);
   const int32_t first = sample_row_reference(row, params, lo),
                 last = sample_row_reference(row, params, hi);
@@ -65,9 +66,9 @@ bool reachable_within(std::span<const float> row, const SampleRowParams& params,
 TEST_F(SamplingTest, MatchesReference) {
   constexpr int64_t kVocab = 151936;
   const std::vector<SampleRowParams> settings = {
-      {0.0f, 0, 1.0f, 0.0f},    {1.0f, 1, 1.0f, 0.0f},   {1.0f, 0, 1.0f, 0.0f},
-      {0.7f, 50, 1.0f, 0.0f},   {1.3f, 0, 0.9f, 0.0f},   {0.8f, 20, 0.5f, 0.0f},
-      {1.0f, 0, 1.0f, 0.05f},   {0.6f, 100, 0.95f, 0.02f}, {2.0f, 5000, 0.99f, 0.0f}};
+      {0.0f, 0, 1.0f, 0.0f},  {1.0f, 1, 1.0f, 0.0f},     {1.0f, 0, 1.0f, 0.0f},
+      {0.7f, 50, 1.0f, 0.0f}, {1.3f, 0, 0.9f, 0.0f},     {0.8f, 20, 0.5f, 0.0f},
+      {1.0f, 0, 1.0f, 0.05f}, {0.6f, 100, 0.95f, 0.02f}, {2.0f, 5000, 0.99f, 0.0f}};
   for (const int64_t n_rows : {int64_t{1}, int64_t{64}}) {
     SCOPED_TRACE(testing::Message() << "rows " << n_rows);
     std::vector<float> logits = random_floats(n_rows * kVocab, 3.0f);

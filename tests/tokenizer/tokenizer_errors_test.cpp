@@ -7,7 +7,8 @@
 namespace hadron::test {
 namespace {
 
-const char* kMinimal = R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})";
+const char* kMinimal =
+    R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})";
 
 std::string error_of(const std::string& json_text) {
   try {
@@ -30,23 +31,32 @@ TEST(TokenizerErrors, ClearMessages) {
       {"{", "malformed"},
       {"[]", "malformed"},
       {R"({"model": {"type": "Unigram", "vocab": []}})", "Unigram"},
-      {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})", "missing from the vocabulary"},
-      {R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}})", "makes \"ab\""},
+      {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})",
+       "missing from the vocabulary"},
+      {R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}})",
+       "makes \"ab\""},
       {R"({"model": {"type": "BPE", "vocab": {"a": -3}, "merges": []}})", "negative"},
       {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}})", "not two tokens"},
-      {R"({"normalizer": {"type": "StripAccents"}, "model": {"type": "BPE", "vocab": {}, "merges": []}})", "StripAccents"},
+      {R"({"normalizer": {"type": "StripAccents"}, "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "StripAccents"},
       {R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})", "unk_token \"[UNK]\" is not in"},
       {R"({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(("}, "behavior": "Isolated"},
-           "model": {"type": "BPE", "vocab": {}, "merges": []}})", "does not compile"},
+           "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "does not compile"},
       {R"({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways"},
-           "model": {"type": "BPE", "vocab": {}, "merges": []}})", "Sideways"},
-      {R"({"decoder": {"type": "CTC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}})", "CTC"},
+           "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "Sideways"},
+      {R"({"decoder": {"type": "CTC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "CTC"},
       {R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Metaspace"}]},
-           "model": {"type": "BPE", "vocab": {}, "merges": []}})", "Metaspace pre-tokenizer after ByteLevel"},
+           "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "Metaspace pre-tokenizer after ByteLevel"},
       {R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "ByteLevel"}]},
-           "model": {"type": "BPE", "vocab": {}, "merges": []}})", "more than one ByteLevel"},
+           "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "more than one ByteLevel"},
       {R"({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}}],
-           "special_tokens": {}}, "model": {"type": "BPE", "vocab": {}, "merges": []}})", "<s>"},
+           "special_tokens": {}}, "model": {"type": "BPE", "vocab": {}, "merges": []}})",
+       "<s>"},
       {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}})", "dropout"},
   };
   for (const auto& [json_text, expected] : cases) {

@@ -1,3 +1,5 @@
+#include "kv/block_manager.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -5,7 +7,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "kv/block_manager.h"
 
 namespace hadron {
 namespace {

@@ -1,9 +1,9 @@
+#include "core/dtype.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
-
-#include "core/dtype.h"
 
 namespace hadron {
 namespace {

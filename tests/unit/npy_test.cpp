@@ -1,10 +1,11 @@
+#include "core/npy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "core/error.h"
-#include "core/npy.h"
 
 namespace hadron {
 namespace {

@@ -1,10 +1,11 @@
+#include "models/rope.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 
 #include "core/error.h"
-#include "models/rope.h"
 
 namespace hadron {
 namespace {

@@ -1,9 +1,9 @@
+#include "engine/sampler.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
-
-#include "engine/sampler.h"
 
 namespace hadron {
 namespace {

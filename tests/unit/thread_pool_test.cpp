@@ -1,10 +1,10 @@
+#include "core/thread_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <stdexcept>
 #include <vector>
-
-#include "core/thread_pool.h"
 
 namespace hadron {
 namespace {
@@ -22,9 +22,10 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
 
 TEST(ThreadPool, RethrowsAndStaysUsable) {
   ThreadPool pool(2);
-  EXPECT_THROW(pool.parallel_for(10, [](int64_t begin, int64_t) {
-                 if (begin == 0) throw std::runtime_error("boom");
-               }),
+  EXPECT_THROW(pool.parallel_for(10,
+                                 [](int64_t begin, int64_t) {
+                                   if (begin == 0) throw std::runtime_error("boom");
+                                 }),
                std::runtime_error);
   std::atomic<int64_t> sum = 0;
   pool.parallel_for(100, [&](int64_t begin, int64_t end) {

@@ -1,11 +1,12 @@
 // The loader reports every declared tensor it did not find, every shape mismatch and every
 // checkpoint tensor nobody used, naming them.
+#include "models/weight_loader.h"
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
-#include "models/weight_loader.h"
 
 namespace hadron {
 namespace {
@@ -52,8 +53,7 @@ TEST(WeightLoader, ReportsMissingTensors) {
   config.n_layers += 1;
   config.layer_types.push_back(LayerKind::kFullAttention);  // one per layer, as parsed
   const std::string error = load_error(config);
-  EXPECT_NE(error.find("missing tensor model.layers.2.self_attn.q_proj.weight"),
-            std::string::npos)
+  EXPECT_NE(error.find("missing tensor model.layers.2.self_attn.q_proj.weight"), std::string::npos)
       << error;
 }
 

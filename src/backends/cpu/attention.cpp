@@ -49,9 +49,8 @@ struct AttentionJob {
 // head's sink logit, when there is one).
 void attend(const AttentionJob& job, const float* q, int64_t head, int64_t kv_head,
             int64_t position, float* out, std::vector<float>& scores) {
-  const int64_t first = job.sliding_window > 0
-                            ? std::max<int64_t>(0, position - job.sliding_window + 1)
-                            : 0;
+  const int64_t first =
+      job.sliding_window > 0 ? std::max<int64_t>(0, position - job.sliding_window + 1) : 0;
   const int64_t n_keys = position - first + 1;
   scores.resize(n_keys);
   float max_score = -std::numeric_limits<float>::infinity();
@@ -82,11 +81,10 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
                            const BatchMeta& meta, const AttentionParams& params,
                            const Tensor& out) {
   const int64_t n_heads = q.size(1), head_dim = q.size(2), n_kv_heads = k_cache.size(2);
-  HADRON_CHECK(q.dtype == DType::F32 && k_cache.dtype == DType::F32 &&
-                   k_cache.size(3) == head_dim && n_heads % n_kv_heads == 0 &&
-                   out.numel() == q.numel() && q.size(0) == meta.n_tokens,
-               "attention q {} over cache {} into {}", q.describe(), k_cache.describe(),
-               out.describe());
+  HADRON_CHECK(
+      q.dtype == DType::F32 && k_cache.dtype == DType::F32 && k_cache.size(3) == head_dim &&
+          n_heads % n_kv_heads == 0 && out.numel() == q.numel() && q.size(0) == meta.n_tokens,
+      "attention q {} over cache {} into {}", q.describe(), k_cache.describe(), out.describe());
   HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on the CPU");
   std::vector<float> sinks;
   if (params.sinks.defined()) {
@@ -104,21 +102,31 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
     std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
   const int64_t group = n_heads / n_kv_heads;
   const int64_t work = int64_t{meta.n_tokens} * n_heads * meta.max_kv_len * head_dim * 2;
-  ThreadPool::global().parallel_for(meta.n_tokens * n_heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / n_heads, h = item % n_heads;
-      const int s = seq_of[t];
-      const int64_t q_len = cu_seqlens[s + 1] - cu_seqlens[s];
-      const int64_t position = kv_lens[s] - q_len + (t - cu_seqlens[s]);
-      const AttentionJob job{q.ptr<float>(), k_cache.ptr<float>(), v_cache.ptr<float>(),
-                             meta.block_tables.ptr<int32_t>() + s * max_blocks,
-                             k_cache.size(1), n_heads, n_kv_heads, head_dim, params.scale,
-                             params.sliding_window, sinks.empty() ? nullptr : sinks.data()};
-      attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h, h / group, position,
-             out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
-    }
-  }, work);
+  ThreadPool::global().parallel_for(
+      meta.n_tokens * n_heads,
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> scores;
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t t = item / n_heads, h = item % n_heads;
+          const int s = seq_of[t];
+          const int64_t q_len = cu_seqlens[s + 1] - cu_seqlens[s];
+          const int64_t position = kv_lens[s] - q_len + (t - cu_seqlens[s]);
+          const AttentionJob job{q.ptr<float>(),
+                                 k_cache.ptr<float>(),
+                                 v_cache.ptr<float>(),
+                                 meta.block_tables.ptr<int32_t>() + s * max_blocks,
+                                 k_cache.size(1),
+                                 n_heads,
+                                 n_kv_heads,
+                                 head_dim,
+                                 params.scale,
+                                 params.sliding_window,
+                                 sinks.empty() ? nullptr : sinks.data()};
+          attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h, h / group, position,
+                 out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
+        }
+      },
+      work);
 }
 
 }  // namespace hadron

@@ -51,8 +51,7 @@ void CpuBackend::embedding(const Tensor& ids, const Tensor& table, const Tensor&
                "embedding {} from {} into {}", ids.describe(), table.describe(), out.describe());
   for (int64_t t = 0; t < ids.size(0); ++t) {
     const int32_t id = ids.ptr<int32_t>()[t];
-    HADRON_CHECK(id >= 0 && id < table.size(0), "token id {} outside vocab {}", id,
-                 table.size(0));
+    HADRON_CHECK(id >= 0 && id < table.size(0), "token id {} outside vocab {}", id, table.size(0));
     load_row_f32(table, id * hidden, hidden, out.ptr<float>() + t * hidden);
   }
 }

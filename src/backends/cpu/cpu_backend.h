@@ -32,8 +32,7 @@ class CpuBackend final : public Backend {
   void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
                 const Tensor& slot_mapping) override;
   void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
-                 const BatchMeta& meta, const AttentionParams& params,
-                 const Tensor& out) override;
+                 const BatchMeta& meta, const AttentionParams& params, const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
   void moe_route(const Tensor& logits, const Tensor& correction_bias,

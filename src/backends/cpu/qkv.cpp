@@ -16,10 +16,10 @@ void CpuBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const T
   const int64_t nq = params.n_heads, nkv = params.n_kv_heads, width = (nq + 2 * nkv) * d;
   const int64_t rotary_dim = cos_sin.size(1);
   const int64_t n_slots = k_cache.size(0) * k_cache.size(1);
-  HADRON_CHECK(qkv.dtype == DType::F32 && qkv.size(-1) == width && q_out.numel() == n_tokens * nq * d &&
-                   k_cache.dtype == DType::F32 && k_cache.size(2) == nkv && k_cache.size(3) == d &&
-                   rotary_dim <= d && positions.size(0) == n_tokens &&
-                   slot_mapping.size(0) == n_tokens,
+  HADRON_CHECK(qkv.dtype == DType::F32 && qkv.size(-1) == width &&
+                   q_out.numel() == n_tokens * nq * d && k_cache.dtype == DType::F32 &&
+                   k_cache.size(2) == nkv && k_cache.size(3) == d && rotary_dim <= d &&
+                   positions.size(0) == n_tokens && slot_mapping.size(0) == n_tokens,
                "qkv_rope_store {} (heads {}/{} x {}) into q {} and cache {}", qkv.describe(), nq,
                nkv, d, q_out.describe(), k_cache.describe());
   std::vector<float> q_weight(d, 1.0f), k_weight(d, 1.0f);
@@ -29,8 +29,8 @@ void CpuBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const T
     const int32_t pos = positions.ptr<int32_t>()[t];
     const int32_t slot = slot_mapping.ptr<int32_t>()[t];
     HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
-                 "position {} (table {}) or slot {} (cache {}) out of range", pos,
-                 cos_sin.size(0), slot, n_slots);
+                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
+                 slot, n_slots);
     const float* row = qkv.ptr<float>() + t * width;
     const float* rope_row = cos_sin.ptr<float>() + pos * rotary_dim;
     float* q = q_out.ptr<float>() + t * nq * d;
@@ -40,11 +40,13 @@ void CpuBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const T
     std::memcpy(v_cache.ptr<float>() + slot * nkv * d, row + (nq + nkv) * d,
                 nkv * d * sizeof(float));
     for (int64_t h = 0; h < nq; ++h) {
-      if (q_norm.defined()) rms_normalize(q + h * d, q_weight.data(), d, params.norm_eps, q + h * d);
+      if (q_norm.defined())
+        rms_normalize(q + h * d, q_weight.data(), d, params.norm_eps, q + h * d);
       rope_head(q + h * d, rope_row, rotary_dim, params.style);
     }
     for (int64_t h = 0; h < nkv; ++h) {
-      if (k_norm.defined()) rms_normalize(k + h * d, k_weight.data(), d, params.norm_eps, k + h * d);
+      if (k_norm.defined())
+        rms_normalize(k + h * d, k_weight.data(), d, params.norm_eps, k + h * d);
       rope_head(k + h * d, rope_row, rotary_dim, params.style);
     }
   }

@@ -22,8 +22,7 @@ void CpuBackend::rope(const Tensor& x, const Tensor& positions, const Tensor& co
   const int64_t n_tokens = x.size(0), n_heads = x.size(1), head_dim = x.size(2);
   const int64_t rotary_dim = cos_sin.size(1);
   HADRON_CHECK(x.dtype == DType::F32 && x.ndim == 3 && positions.size(0) == n_tokens &&
-                   rotary_dim <= head_dim && rotary_dim % 2 == 0 &&
-                   cos_sin.dtype == DType::F32,
+                   rotary_dim <= head_dim && rotary_dim % 2 == 0 && cos_sin.dtype == DType::F32,
                "rope on {} with positions {} and table {}", x.describe(), positions.describe(),
                cos_sin.describe());
   for (int64_t t = 0; t < n_tokens; ++t) {

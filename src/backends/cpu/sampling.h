@@ -14,7 +14,6 @@ struct SampleRowParams {
 };
 
 // Picks one token from a row of logits with the uniform draw u in [0, 1).
-int32_t sample_row_reference(std::span<const float> logits, const SampleRowParams& params,
-                             float u);
+int32_t sample_row_reference(std::span<const float> logits, const SampleRowParams& params, float u);
 
 }  // namespace hadron

@@ -25,18 +25,17 @@ void CudaBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const 
   const int64_t rotary_dim = cos_sin.size(1);
   HADRON_CHECK(qkv.size(-1) == (nq + 2 * nkv) * d && q_out.numel() == n_tokens * nq * d &&
                    k_cache.ndim == 4 && k_cache.size(2) == nkv && k_cache.size(3) == d &&
-                   v_cache.numel() == k_cache.numel() && rotary_dim <= d &&
-                   rotary_dim % 2 == 0 && positions.numel() == n_tokens &&
-                   slot_mapping.numel() == n_tokens &&
+                   v_cache.numel() == k_cache.numel() && rotary_dim <= d && rotary_dim % 2 == 0 &&
+                   positions.numel() == n_tokens && slot_mapping.numel() == n_tokens &&
                    (!q_norm.defined() || q_norm.numel() == d) &&
                    (!k_norm.defined() || k_norm.numel() == d),
                "qkv_rope_store {} (heads {}/{} x {}) into q {} and cache {}", qkv.describe(), nq,
                nkv, d, q_out.describe(), k_cache.describe());
   launch_qkv_rope_store(
-      {qkv.data, q_norm.defined() ? q_norm.data : nullptr,
-       k_norm.defined() ? k_norm.data : nullptr, positions.ptr<int32_t>(), cos_sin.ptr<float>(),
-       slot_mapping.ptr<int32_t>(), k_cache.data, v_cache.data, q_out.data, n_tokens, nq, nkv, d,
-       rotary_dim, params.norm_eps, params.style == RopeStyle::kNeox},
+      {qkv.data, q_norm.defined() ? q_norm.data : nullptr, k_norm.defined() ? k_norm.data : nullptr,
+       positions.ptr<int32_t>(), cos_sin.ptr<float>(), slot_mapping.ptr<int32_t>(), k_cache.data,
+       v_cache.data, q_out.data, n_tokens, nq, nkv, d, rotary_dim, params.norm_eps,
+       params.style == RopeStyle::kNeox},
       stream_);
 }
 
@@ -57,8 +56,8 @@ void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor
                    k_cache.size(1) == meta.block_size && meta.block_tables.ndim == 2 &&
                    meta.block_tables.size(0) == meta.n_seqs &&
                    meta.cu_seqlens_q.numel() == meta.n_seqs + 1,
-               "attention q {} over cache {} into {} (block size {}, {} sequences)",
-               q.describe(), k_cache.describe(), out.describe(), meta.block_size, meta.n_seqs);
+               "attention q {} over cache {} into {} (block size {}, {} sequences)", q.describe(),
+               k_cache.describe(), out.describe(), meta.block_size, meta.n_seqs);
   HADRON_CHECK(params.logit_softcap == 0, "logit soft-capping is not implemented on CUDA");
   if (params.sinks.defined()) {
     check_tensor(params.sinks, DType::BF16, "attention sinks");

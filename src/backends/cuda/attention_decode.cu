@@ -55,7 +55,7 @@ constexpr int kOneSplitStages = kD == 128 ? 2 : kStages<kD>;
 // (bench/results/experiments-2026-11-27-s18.md).
 constexpr int kNarrowWarps = 2;
 template <int kD>
-constexpr int kTileBytes = kTileKeys * kD * 2;
+constexpr int kTileBytes = kTileKeys* kD * 2;
 template <int kD, int kRing, int kW = kWarps>
 constexpr size_t kSharedBytes = size_t{kW} * kRing * 2 * kTileBytes<kD>;
 

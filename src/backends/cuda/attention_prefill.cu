@@ -52,11 +52,10 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, SrcOf 
 // Loads K and V rows [n_start, n_start + kBlockN) of one KV head from the paged cache into
 // their tiles; one block-table lookup per row serves both.
 template <int kD>
-__device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile,
-                                              const bf16* k_cache, const bf16* v_cache,
-                                              const int32_t* block_table, int block_size,
-                                              int n_kv_heads, int kv_head, int n_start,
-                                              int kv_len) {
+__device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile, const bf16* k_cache,
+                                              const bf16* v_cache, const int32_t* block_table,
+                                              int block_size, int n_kv_heads, int kv_head,
+                                              int n_start, int kv_len) {
   constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
   const int chunk = threadIdx.x % kChunks;
 #pragma unroll
@@ -75,8 +74,8 @@ __device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile,
 }
 
 template <int kD, int kMTiles>
-__global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionArgs args,
-                                                                     float scale_log2) {
+__global__ void __launch_bounds__(kThreads)
+    attention_prefill_kernel(AttentionArgs args, float scale_log2) {
   constexpr int kChunks = kD / 8, kBlockM = block_m<kMTiles>();
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t q_tile = smem_addr(smem);
@@ -181,11 +180,11 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
         for (int e = 0; e < 4; ++e) {
           const int key = n_start + nt * 8 + quad * 2 + (e & 1);
           const int p = context + row0 + mt * 16 + (e / 2) * 8;
-          const bool masked = needs_mask && (key > p || key >= kv_len ||
-                                             (window > 0 && key < p - window + 1));
+          const bool masked =
+              needs_mask && (key > p || key >= kv_len || (window > 0 && key < p - window + 1));
           s[mt][nt][e] = masked ? -INFINITY : s[mt][nt][e] * scale_log2;
         }
-    // Online softmax per row; each row is spread over the 4 threads of a quad.
+        // Online softmax per row; each row is spread over the 4 threads of a quad.
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       float rescale[2];
@@ -230,9 +229,9 @@ __global__ void __launch_bounds__(kThreads) attention_prefill_kernel(AttentionAr
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {
         uint32_t b[4];
-        ldmatrix_x4_trans(b, v_tile + tile_offset<kChunks>(kk * 16 + ((lane / 8) % 2) * 8 +
-                                                               lane % 8,
-                                                           dp * 2 + lane / 16));
+        ldmatrix_x4_trans(b,
+                          v_tile + tile_offset<kChunks>(kk * 16 + ((lane / 8) % 2) * 8 + lane % 8,
+                                                        dp * 2 + lane / 16));
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
           mma_bf16(o[mt][2 * dp], a[mt], b[0], b[1]);
@@ -282,10 +281,14 @@ void launch_with(const AttentionArgs& args, cudaStream_t stream) {
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
   switch (args.head_dim) {
-    case 64: return launch_with<64, 2>(args, stream);
-    case 128: return launch_with<128, 2>(args, stream);
-    case 256: return launch_with<256, 1>(args, stream);
-    default: fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
+    case 64:
+      return launch_with<64, 2>(args, stream);
+    case 128:
+      return launch_with<128, 2>(args, stream);
+    case 256:
+      return launch_with<256, 1>(args, stream);
+    default:
+      fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
   }
 }
 

@@ -19,11 +19,11 @@ void CudaBackend::embedding(const Tensor& ids, const Tensor& table, const Tensor
   check_tensor(table, DType::BF16, "embedding table");
   check_tensor(out, DType::BF16, "embedding out");
   const int64_t hidden = table.size(1);
-  HADRON_CHECK(table.ndim == 2 && hidden % 8 == 0 && out.size(0) == ids.numel() &&
-                   out.size(-1) == hidden,
-               "embedding {} from {} into {}", ids.describe(), table.describe(), out.describe());
-  launch_embedding(ids.ptr<int32_t>(), table.data, out.data, ids.numel(), hidden,
-                         table.size(0), stream_);
+  HADRON_CHECK(
+      table.ndim == 2 && hidden % 8 == 0 && out.size(0) == ids.numel() && out.size(-1) == hidden,
+      "embedding {} from {} into {}", ids.describe(), table.describe(), out.describe());
+  launch_embedding(ids.ptr<int32_t>(), table.data, out.data, ids.numel(), hidden, table.size(0),
+                   stream_);
 }
 
 void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& residual_out,
@@ -32,16 +32,16 @@ void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& resid
   check_tensor(weight, DType::BF16, "rms_norm weight");
   check_tensor(out, DType::BF16, "rms_norm out");
   const int64_t width = weight.numel();
-  HADRON_CHECK(x.numel() == out.numel() && width > 0 && x.numel() % width == 0 &&
-                   width % 8 == 0 && width <= 16384,
+  HADRON_CHECK(x.numel() == out.numel() && width > 0 && x.numel() % width == 0 && width % 8 == 0 &&
+                   width <= 16384,
                "rms_norm {} with weight {} into {} (width a multiple of 8, at most 16384)",
                x.describe(), weight.describe(), out.describe());
   if (!residual.defined()) return;
   check_tensor(residual, DType::BF16, "rms_norm residual");
   check_tensor(residual_out, DType::BF16, "rms_norm residual_out");
   HADRON_CHECK(residual.numel() == x.numel() && residual_out.numel() == x.numel(),
-               "rms_norm residual {} -> {} for {}", residual.describe(),
-               residual_out.describe(), x.describe());
+               "rms_norm residual {} -> {} for {}", residual.describe(), residual_out.describe(),
+               x.describe());
 }
 
 void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
@@ -70,13 +70,13 @@ void CudaBackend::rope(const Tensor& x, const Tensor& positions, const Tensor& c
                "rope on {} with positions {} and table {}", x.describe(), positions.describe(),
                cos_sin.describe());
   launch_rope(x.data, positions.ptr<int32_t>(), cos_sin.ptr<float>(), x.size(0), x.size(1),
-                    x.size(2), rotary_dim, style == RopeStyle::kNeox, stream_);
+              x.size(2), rotary_dim, style == RopeStyle::kNeox, stream_);
 }
 
 void CudaBackend::store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache,
                            const Tensor& v_cache, const Tensor& slot_mapping) {
-  for (const auto& [t, name] : {std::pair{&k, "k"}, {&v, "v"}, {&k_cache, "k_cache"},
-                                {&v_cache, "v_cache"}})
+  for (const auto& [t, name] :
+       {std::pair{&k, "k"}, {&v, "v"}, {&k_cache, "k_cache"}, {&v_cache, "v_cache"}})
     check_tensor(*t, DType::BF16, name);
   check_tensor(slot_mapping, DType::I32, "slot_mapping");
   const int64_t token_elems = k.size(1) * k.size(2);
@@ -86,16 +86,16 @@ void CudaBackend::store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cac
                    slot_mapping.numel() == k.size(0),
                "store_kv {} into {}", k.describe(), k_cache.describe());
   launch_store_kv(k.data, v.data, k_cache.data, v_cache.data, slot_mapping.ptr<int32_t>(),
-                        k.size(0), token_elems, stream_);
+                  k.size(0), token_elems, stream_);
 }
 
 void check_silu_mul(const Tensor& gate_up, const Tensor& out) {
   check_tensor(gate_up, DType::BF16, "silu_mul gate_up");
   check_tensor(out, DType::BF16, "silu_mul out");
   const int64_t inter = out.size(-1);
-  HADRON_CHECK(gate_up.size(-1) == 2 * inter && gate_up.numel() == 2 * out.numel() &&
-                   inter % 8 == 0,
-               "silu_mul {} into {}", gate_up.describe(), out.describe());
+  HADRON_CHECK(
+      gate_up.size(-1) == 2 * inter && gate_up.numel() == 2 * out.numel() && inter % 8 == 0,
+      "silu_mul {} into {}", gate_up.describe(), out.describe());
 }
 
 void CudaBackend::silu_mul(const Tensor& gate_up, const Tensor& out) {
@@ -111,8 +111,7 @@ void CudaBackend::gather_rows(const Tensor& x, const Tensor& rows, const Tensor&
   const int64_t width = x.size(-1), row_bytes = width * dtype_size(x.dtype);
   HADRON_CHECK(out.size(0) == rows.numel() && out.size(-1) == width && row_bytes % 16 == 0,
                "gather_rows {} by {} into {}", x.describe(), rows.describe(), out.describe());
-  launch_gather_rows(x.data, rows.ptr<int32_t>(), out.data, rows.numel(), row_bytes,
-                           stream_);
+  launch_gather_rows(x.data, rows.ptr<int32_t>(), out.data, rows.numel(), row_bytes, stream_);
 }
 
 void CudaBackend::sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) {
@@ -131,11 +130,10 @@ void CudaBackend::sample(const Tensor& logits, const SamplingBatch& batch, const
                    batch.seeds.numel() == n_rows && batch.offsets.numel() == n_rows &&
                    logits.size(1) < (int64_t{1} << 31),
                "sample {} into {}", logits.describe(), tokens.describe());
-  launch_sample(
-      {logits.ptr<float>(), batch.temperature.ptr<float>(), batch.top_k.ptr<int32_t>(),
-       batch.top_p.ptr<float>(), batch.min_p.ptr<float>(), batch.seeds.ptr<uint64_t>(),
-       batch.offsets.ptr<uint64_t>(), tokens.ptr<int32_t>(), n_rows, logits.size(1)},
-      stream_);
+  launch_sample({logits.ptr<float>(), batch.temperature.ptr<float>(), batch.top_k.ptr<int32_t>(),
+                 batch.top_p.ptr<float>(), batch.min_p.ptr<float>(), batch.seeds.ptr<uint64_t>(),
+                 batch.offsets.ptr<uint64_t>(), tokens.ptr<int32_t>(), n_rows, logits.size(1)},
+                stream_);
 }
 
 }  // namespace cuda

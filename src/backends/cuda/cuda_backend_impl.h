@@ -6,8 +6,8 @@
 
 #include <map>
 #include <memory>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
@@ -92,8 +92,8 @@ class CudaBackend final : public Backend {
                        const Tensor& bias, const Tensor& out) override;
   void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
                            const Tensor& out) override;
-  void add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight,
-                                const Tensor& gate_up, const Tensor& activated) override;
+  void add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& weight, const Tensor& gate_up,
+                                const Tensor& activated) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
             RopeStyle style) override;
   void store_kv(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
@@ -103,8 +103,7 @@ class CudaBackend final : public Backend {
                       const Tensor& k_cache, const Tensor& v_cache, const Tensor& slot_mapping,
                       const Tensor& q_out) override;
   void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
-                 const BatchMeta& meta, const AttentionParams& params,
-                 const Tensor& out) override;
+                 const BatchMeta& meta, const AttentionParams& params, const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
   void moe_route(const Tensor& logits, const Tensor& correction_bias,
@@ -123,7 +122,6 @@ class CudaBackend final : public Backend {
   void resolve_token_ids(const Tensor& ids, const Tensor& sampled) override;
 
  private:
-
   // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the
   // activation in front fused in, or the norm in front and the activation behind.
   enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu };
@@ -131,8 +129,8 @@ class CudaBackend final : public Backend {
   // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
   // per shape and kind (linear.cpp).
   template <typename Gemv, typename Gemm>
-  bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
-                   const Gemv& gemv, const Gemm& gemm);
+  bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32, const Gemv& gemv,
+                   const Gemm& gemm);
   // A fused op in front of a product (add_rms_norm_linear, silu_mul_linear): `fused` (the
   // GEMV of `kind` computing x itself) where it is chosen, else `first` (the kernel that
   // writes x) then linear(x, weight, bias, out).

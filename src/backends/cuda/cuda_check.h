@@ -11,8 +11,7 @@
 namespace hadron::cuda {
 
 [[noreturn]] void fail_cuda(cudaError_t status, const char* expr, const char* file, int line);
-[[noreturn]] void fail_cublas(cublasStatus_t status, const char* expr, const char* file,
-                              int line);
+[[noreturn]] void fail_cublas(cublasStatus_t status, const char* expr, const char* file, int line);
 // Throws naming `what`, the value and the supported values.
 [[noreturn]] void fail_dispatch(const char* what, int value, std::initializer_list<int> supported);
 
@@ -25,18 +24,18 @@ bool pdl_enabled();
 
 }  // namespace hadron::cuda
 
-#define CUDA_CHECK(expr)                                                       \
-  do {                                                                         \
-    const cudaError_t status_ = (expr);                                        \
-    if (status_ != cudaSuccess) [[unlikely]]                                   \
-      ::hadron::cuda::fail_cuda(status_, #expr, __FILE__, __LINE__);           \
+#define CUDA_CHECK(expr)                                             \
+  do {                                                               \
+    const cudaError_t status_ = (expr);                              \
+    if (status_ != cudaSuccess) [[unlikely]]                         \
+      ::hadron::cuda::fail_cuda(status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                     \
-  do {                                                                         \
-    const cublasStatus_t status_ = (expr);                                     \
-    if (status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                         \
-      ::hadron::cuda::fail_cublas(status_, #expr, __FILE__, __LINE__);         \
+#define CUBLAS_CHECK(expr)                                             \
+  do {                                                                 \
+    const cublasStatus_t status_ = (expr);                             \
+    if (status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                 \
+      ::hadron::cuda::fail_cublas(status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // After every kernel launch: a launch error (bad configuration, too much shared memory).

@@ -77,8 +77,8 @@ std::unique_ptr<DeviceGraph> CudaBackend::capture_graph(const CaptureFn& work) {
 void CudaBackend::resolve_token_ids(const Tensor& ids, const Tensor& sampled) {
   check_tensor(ids, DType::I32, "resolve_token_ids ids");
   check_tensor(sampled, DType::I32, "resolve_token_ids sampled");
-  launch_resolve_token_ids(ids.ptr<int32_t>(), sampled.ptr<int32_t>(), ids.numel(),
-                           sampled.numel(), stream_);
+  launch_resolve_token_ids(ids.ptr<int32_t>(), sampled.ptr<int32_t>(), ids.numel(), sampled.numel(),
+                           stream_);
 }
 
 }  // namespace hadron::cuda

@@ -27,9 +27,9 @@ void launch_embedding(const int32_t* ids, const void* table, void* out, int64_t 
   const int64_t n_vectors = n_tokens * hidden / 8;
   if (n_vectors == 0) return;
   constexpr int kThreads = 256;
-  launch_pdl(embedding_kernel, dim3(ceil_div(n_vectors, kThreads)), dim3(kThreads), 0, stream,
-             ids, static_cast<const bf16*>(table), static_cast<bf16*>(out), n_vectors,
-             hidden / 8, vocab);
+  launch_pdl(embedding_kernel, dim3(ceil_div(n_vectors, kThreads)), dim3(kThreads), 0, stream, ids,
+             static_cast<const bf16*>(table), static_cast<bf16*>(out), n_vectors, hidden / 8,
+             vocab);
 }
 
 }  // namespace hadron::cuda

@@ -60,12 +60,12 @@ Gemm::Plan& Gemm::plan_for(const Key& key, const Operands& operands) {
   const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
                                               sizeof transpose));
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &keep,
-                                              sizeof keep));
+  CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
   if (has_bias) {
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                &epilogue, sizeof epilogue));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                sizeof epilogue));
     const cudaDataType_t bias_type = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                                 &bias_type, sizeof bias_type));
@@ -77,29 +77,30 @@ Gemm::Plan& Gemm::plan_for(const Key& key, const Operands& operands) {
 
   cublasLtMatmulPreference_t preference;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-      sizeof workspace_bytes_));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference,
+                                                    CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes_, sizeof workspace_bytes_));
   const uint32_t align = static_cast<uint32_t>(alignment);
-  for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+  for (auto attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &align, sizeof align));
   constexpr int kCandidates = 8;
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int n_results = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c,
-                                     preference, kCandidates, results, &n_results);
+      cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, preference,
+                                     kCandidates, results, &n_results);
   cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || n_results == 0) {
     cublasLtMatrixLayoutDestroy(plan.a);
     cublasLtMatrixLayoutDestroy(plan.b);
     cublasLtMatrixLayoutDestroy(plan.c);
     cublasLtMatmulDescDestroy(plan.desc);
-    HADRON_CHECK(false, "cuBLASLt has no algorithm for [{}, {}] x [{}, {}]^T (out {}, bias {}, "
-                 "alignment {}): {}", m, k, n, k, out_f32 ? "f32" : "bf16", has_bias, alignment,
+    HADRON_CHECK(false,
+                 "cuBLASLt has no algorithm for [{}, {}] x [{}, {}]^T (out {}, bias {}, "
+                 "alignment {}): {}",
+                 m, k, n, k, out_f32 ? "f32" : "bf16", has_bias, alignment,
                  cublasLtGetStatusString(status));
   }
   plan.algo = worth_timing(m) ? fastest(plan, results, n_results, operands) : results[0].algo;
@@ -122,8 +123,8 @@ cublasLtMatmulAlgo_t Gemm::fastest(Plan& plan, const cublasLtMatmulHeuristicResu
   CUDA_CHECK(cudaEventCreate(&stop));
   const float alpha = 1.0f, beta = 0.0f;
   auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
-    return cublasLtMatmul(handle_, plan.desc, &alpha, operands.w, plan.a, operands.x, plan.b,
-                          &beta, operands.out, plan.c, operands.out, plan.c, &algo, workspace_,
+    return cublasLtMatmul(handle_, plan.desc, &alpha, operands.w, plan.a, operands.x, plan.b, &beta,
+                          operands.out, plan.c, operands.out, plan.c, &algo, workspace_,
                           workspace_bytes_, stream_);
   };
   int best = 0;
@@ -146,18 +147,17 @@ cublasLtMatmulAlgo_t Gemm::fastest(Plan& plan, const cublasLtMatmulHeuristicResu
   return results[best].algo;
 }
 
-void Gemm::run(const void* x, const void* w, const void* bias, void* out, bool out_f32,
-               int64_t m, int64_t n, int64_t k) {
+void Gemm::run(const void* x, const void* w, const void* bias, void* out, bool out_f32, int64_t m,
+               int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
   const Key key{m, n, k, out_f32, bias != nullptr, common_alignment({x, w, bias, out})};
   Plan& plan = plan_for(key, {x, w, bias, out});
   if (bias != nullptr)
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                &bias, sizeof bias));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                sizeof bias));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, w, plan.a, x, plan.b, &beta, out,
-                              plan.c, out, plan.c, &plan.algo, workspace_, workspace_bytes_,
-                              stream_));
+  CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, w, plan.a, x, plan.b, &beta, out, plan.c,
+                              out, plan.c, &plan.algo, workspace_, workspace_bytes_, stream_));
 }
 
 }  // namespace hadron::cuda

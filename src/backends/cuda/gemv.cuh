@@ -283,9 +283,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 // Blocks for one resident wave (launch.cuh's one_wave_blocks).
 template <int kM, typename Out, GemvInput kInput, GemvOutput kOutput>
 int64_t plan_blocks(int64_t n) {
-  static const int64_t resident = resident_warps(
-      gemv_kernel<kM, Out, kInput, kOutput>, kThreads,
-      kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes);
+  static const int64_t resident =
+      resident_warps(gemv_kernel<kM, Out, kInput, kOutput>, kThreads,
+                     kInput == GemvInput::kGlobal ? 0 : kGemvStagedMaxBytes);
   return one_wave_blocks(resident, n, kWarps);
 }
 
@@ -293,14 +293,12 @@ int64_t plan_blocks(int64_t n) {
 // rows (kSiluPairs: half of w's).
 template <int kM, typename Out, GemvInput kInput, GemvOutput kOutput = GemvOutput::kRows>
 void launch_gemv_typed(const void* x, const void* w, const void* bias, void* out, int64_t n,
-                       int64_t k, const GemvNormArgs& norm, void* activated,
-                       cudaStream_t stream) {
+                       int64_t k, const GemvNormArgs& norm, void* activated, cudaStream_t stream) {
   const size_t shared_bytes = kInput == GemvInput::kGlobal ? 0 : kM * k * sizeof(bf16);
-  launch_pdl(gemv_kernel<kM, Out, kInput, kOutput>,
-             dim3(plan_blocks<kM, Out, kInput, kOutput>(n)), dim3(kThreads), shared_bytes, stream,
-             static_cast<const bf16*>(x), static_cast<const bf16*>(w),
-             static_cast<const Out*>(bias), static_cast<Out*>(out), static_cast<int>(n),
-             static_cast<int>(k), norm, static_cast<bf16*>(activated));
+  launch_pdl(gemv_kernel<kM, Out, kInput, kOutput>, dim3(plan_blocks<kM, Out, kInput, kOutput>(n)),
+             dim3(kThreads), shared_bytes, stream, static_cast<const bf16*>(x),
+             static_cast<const bf16*>(w), static_cast<const Out*>(bias), static_cast<Out*>(out),
+             static_cast<int>(n), static_cast<int>(k), norm, static_cast<bf16*>(activated));
 }
 
 // launch_gemv_typed<kM> for the m given at run time (1 to kGemvMaxRows): launch.template
@@ -308,15 +306,24 @@ void launch_gemv_typed(const void* x, const void* w, const void* bias, void* out
 template <typename Launch>
 void dispatch_rows(int64_t m, const char* what, const Launch& launch) {
   switch (m) {
-    case 1: return launch.template operator()<1>();
-    case 2: return launch.template operator()<2>();
-    case 3: return launch.template operator()<3>();
-    case 4: return launch.template operator()<4>();
-    case 5: return launch.template operator()<5>();
-    case 6: return launch.template operator()<6>();
-    case 7: return launch.template operator()<7>();
-    case 8: return launch.template operator()<8>();
-    default: fail_dispatch(what, static_cast<int>(m), {1, 2, 3, 4, 5, 6, 7, 8});
+    case 1:
+      return launch.template operator()<1>();
+    case 2:
+      return launch.template operator()<2>();
+    case 3:
+      return launch.template operator()<3>();
+    case 4:
+      return launch.template operator()<4>();
+    case 5:
+      return launch.template operator()<5>();
+    case 6:
+      return launch.template operator()<6>();
+    case 7:
+      return launch.template operator()<7>();
+    case 8:
+      return launch.template operator()<8>();
+    default:
+      fail_dispatch(what, static_cast<int>(m), {1, 2, 3, 4, 5, 6, 7, 8});
   }
 }
 

@@ -66,7 +66,7 @@ struct AttentionArgs {
   const void* q;        // [n_tokens, n_heads, head_dim]
   const void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]
   const void* v_cache;
-  void* out;  // [n_tokens, n_heads, head_dim]
+  void* out;                    // [n_tokens, n_heads, head_dim]
   const int32_t* cu_seqlens_q;  // [n_seqs + 1]
   const int32_t* seq_lens_kv;   // [n_seqs]
   const int32_t* block_tables;  // [n_seqs, max_blocks_per_seq]
@@ -98,8 +98,8 @@ void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_
 
 // out[m, n] = sum_k x[m, k] w[n, k] (+ bias[n]) for M <= 8 rows: a bandwidth-bound GEMV.
 // out is bf16 or f32 (out_f32); bias has out's dtype or is null. K a multiple of 8.
-void launch_gemv(const void* x, const void* w, const void* bias, void* out, bool out_f32,
-                 int64_t m, int64_t n, int64_t k, cudaStream_t stream);
+void launch_gemv(const void* x, const void* w, const void* bias, void* out, bool out_f32, int64_t m,
+                 int64_t n, int64_t k, cudaStream_t stream);
 inline constexpr int64_t kGemvMaxRows = 8;
 // The GEMV's blocks stage their m rows of x (2 * m * k bytes) in shared memory up to this
 // size, and the fused variants below need them to fit. A block may use 48 KB of shared

@@ -66,8 +66,8 @@ GemvNormArgs checked_gemv_norm_args(const AddRmsNorm& norm) {
   const bool add = norm.add.defined();
   check_rms_norm(add ? norm.add : norm.residual, add ? norm.residual : Tensor{},
                  add ? norm.residual_out : Tensor{}, norm.weight, norm.normed);
-  return {add ? norm.add.data : nullptr, norm.residual.data, norm.weight.data,
-          add ? norm.residual_out.data : nullptr, norm.normed.data, norm.eps};
+  return {add ? norm.add.data : nullptr,          norm.residual.data, norm.weight.data,
+          add ? norm.residual_out.data : nullptr, norm.normed.data,   norm.eps};
 }
 
 }  // namespace
@@ -119,8 +119,8 @@ void CudaBackend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weig
   const auto norm_kernel = [&] {
     const bool add = norm.add.defined();
     launch_rms_norm(add ? norm.add.data : norm.residual.data, add ? norm.residual.data : nullptr,
-                    add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data,
-                    m, k, norm.eps, stream_);
+                    add ? norm.residual_out.data : nullptr, norm.weight.data, norm.normed.data, m,
+                    k, norm.eps, stream_);
   };
   fused_or_linear(GemvKind::kNorm, fused, norm_kernel, norm.normed, weight, bias, out);
 }

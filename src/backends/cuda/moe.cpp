@@ -65,9 +65,8 @@ void CudaBackend::moe_router(const Tensor& x, const Tensor& router, const Tensor
   const auto aligned = [](const Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
   };
-  const bool fused = n_tokens <= kMoeRouterMaxTokens && hidden % 8 == 0 &&
-                     x.dtype == DType::BF16 && router.dtype == DType::BF16 && aligned(x) &&
-                     aligned(router);
+  const bool fused = n_tokens <= kMoeRouterMaxTokens && hidden % 8 == 0 && x.dtype == DType::BF16 &&
+                     router.dtype == DType::BF16 && aligned(x) && aligned(router);
   if (!fused) {  // prefill-sized batches: the GEMM, then the routing kernel
     Backend::moe_router(x, router, router_bias, correction_bias, params, logits, topk_ids,
                         topk_weights);
@@ -85,11 +84,10 @@ void CudaBackend::moe_router(const Tensor& x, const Tensor& router, const Tensor
     HADRON_CHECK(router_bias.numel() == route.n_experts, "moe_router bias {} for {} experts",
                  router_bias.describe(), route.n_experts);
   }
-  launch_moe_router({x.data, router.data,
-                     router_bias.defined() ? router_bias.ptr<float>() : nullptr,
-                     logits.ptr<float>(), hidden, static_cast<unsigned*>(router_done_.data()),
-                     route},
-                    stream_);
+  launch_moe_router(
+      {x.data, router.data, router_bias.defined() ? router_bias.ptr<float>() : nullptr,
+       logits.ptr<float>(), hidden, static_cast<unsigned*>(router_done_.data()), route},
+      stream_);
 }
 
 size_t CudaBackend::moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts,
@@ -127,8 +125,7 @@ void check_expert_weights(const MoeExpertWeights& w, int64_t n_experts, int64_t 
   }
   if (w.down_bias.defined()) {
     check_tensor(w.down_bias, DType::BF16, "moe_experts down_bias");
-    HADRON_CHECK(w.down_bias.numel() == n_experts * hidden, "down bias {}",
-                 w.down_bias.describe());
+    HADRON_CHECK(w.down_bias.numel() == n_experts * hidden, "down bias {}", w.down_bias.describe());
   }
 }
 

@@ -31,7 +31,7 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
-constexpr int kChunk = 8;  // 16-byte weight vectors per lane per step
+constexpr int kChunk = 8;       // 16-byte weight vectors per lane per step
 constexpr int kStageBatch = 4;  // input vectors a thread loads before storing the first
 constexpr int kMaxPairs = kMoeSmallMaxTokens * 32;  // top-k <= 32
 // Staged input rows per block: two blocks (16 warps) fit an SM with 100 KB each.
@@ -49,9 +49,9 @@ struct VectorRef {
 template <bool kDown>
 struct VirtualRows {
   const MoeExpertsArgs& a;
-  const int* ids;        // staged topk_ids
+  const int* ids;             // staged topk_ids
   const float* pair_weights;  // staged topk_weights
-  const bf16* xs;        // staged input rows
+  const bf16* xs;             // staged input rows
   int segment_vec, n_vec;
   unsigned segment_magic;  // c / segment_vec == __umulhi(c, segment_magic) for small c
 
@@ -68,9 +68,9 @@ struct VirtualRows {
 
   // What a virtual row's vectors share, found once per step (divisions, routing lookups).
   struct Row {
-    int first;    // down: token t's first pair; gate_up: pair p
-    int column;   // down: output column h; gate_up: intermediate index i
-    int e;        // gate_up: p's expert
+    int first;   // down: token t's first pair; gate_up: pair p
+    int column;  // down: output column h; gate_up: intermediate index i
+    int e;       // gate_up: p's expert
   };
   __device__ Row row(int index) const {
     if constexpr (kDown) {
@@ -250,16 +250,15 @@ int64_t plan_blocks(int64_t n_rows) {
 }
 
 template <bool kDown>
-void launch(const MoeExpertsArgs& args, bf16* activated, size_t staged_bytes,
-            cudaStream_t stream) {
+void launch(const MoeExpertsArgs& args, bf16* activated, size_t staged_bytes, cudaStream_t stream) {
   const int64_t n_rows =
       kDown ? args.n_tokens * args.hidden : args.n_tokens * args.top_k * args.inter;
   // Per launch, not once: the attribute belongs to the current device.
   CUDA_CHECK(cudaFuncSetAttribute(moe_decode_kernel<kDown>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kMaxStagedBytes)));
-  launch_pdl(moe_decode_kernel<kDown>, dim3(plan_blocks<kDown>(n_rows)),
-             dim3(kThreads), staged_bytes, stream, args, activated);
+  launch_pdl(moe_decode_kernel<kDown>, dim3(plan_blocks<kDown>(n_rows)), dim3(kThreads),
+             staged_bytes, stream, args, activated);
 }
 
 }  // namespace
@@ -269,8 +268,8 @@ bool launch_moe_decode(const MoeExpertsArgs& args, const MoeWorkspace& workspace
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const size_t x_bytes = args.n_tokens * args.hidden * sizeof(bf16);
   const size_t activated_bytes = n_pairs * args.inter * sizeof(bf16);
-  if (args.gate_up_scales != nullptr || args.n_tokens > kMoeSmallMaxTokens ||
-      n_pairs > kMaxPairs || std::max(x_bytes, activated_bytes) > kMaxStagedBytes)
+  if (args.gate_up_scales != nullptr || args.n_tokens > kMoeSmallMaxTokens || n_pairs > kMaxPairs ||
+      std::max(x_bytes, activated_bytes) > kMaxStagedBytes)
     return false;
   auto* activated = static_cast<bf16*>(workspace.activated);
   launch<false>(args, activated, x_bytes, stream);

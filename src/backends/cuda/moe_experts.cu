@@ -367,8 +367,7 @@ void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cu
     // At most min(E, pairs) experts are active; blocks past the active count exit at once.
     const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
     const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
-    launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
-               workspace);
+    launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args, workspace);
     const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
     launch_pdl(moe_down_kernel<kMxfp4>, down_grid, kWarps * 32, 0, stream, args, workspace);
   }

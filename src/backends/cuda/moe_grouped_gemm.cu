@@ -116,9 +116,8 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
                                : nullptr;
     } else {
       const int64_t row = n0 + j;
-      b_src[i] = row < a.hidden
-                     ? static_cast<const bf16*>(a.down) + (e * a.hidden + row) * a.inter
-                     : nullptr;
+      b_src[i] = row < a.hidden ? static_cast<const bf16*>(a.down) + (e * a.hidden + row) * a.inter
+                                : nullptr;
     }
   }
 
@@ -168,13 +167,13 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
         ldmatrix_x4(af[mt], a_tile + tile_offset<kChunks>(wm * 32 + mt * 16 + lane % 16,
-                                                           kk * 2 + lane / 16));
+                                                          kk * 2 + lane / 16));
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
         uint32_t bf[4];
-        ldmatrix_x4(bf, b_tile + tile_offset<kChunks>(b_row_of_pair(np) + (lane / 16) * 8 +
-                                                          lane % 8,
-                                                      kk * 2 + (lane / 8) % 2));
+        ldmatrix_x4(bf,
+                    b_tile + tile_offset<kChunks>(b_row_of_pair(np) + (lane / 16) * 8 + lane % 8,
+                                                  kk * 2 + (lane / 8) % 2));
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt) {
           mma_bf16(acc[mt][2 * np], af[mt], bf[0], bf[1]);
@@ -232,8 +231,8 @@ void launch_product(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t
   const int64_t m_tiles = n_pairs / kBM + std::min<int64_t>(a.n_experts, n_pairs);
   const int64_t n_cols = kProduct == Product::kGateUp ? a.inter : a.hidden;
   const int64_t n_tiles = ceil_div(n_cols, kProduct == Product::kGateUp ? kBN / 2 : kBN);
-  launch_pdl(moe_mma_kernel<kProduct>, dim3(m_tiles, n_tiles), dim3(kThreads), kSmemBytes,
-             stream, a, w);
+  launch_pdl(moe_mma_kernel<kProduct>, dim3(m_tiles, n_tiles), dim3(kThreads), kSmemBytes, stream,
+             a, w);
 }
 
 }  // namespace

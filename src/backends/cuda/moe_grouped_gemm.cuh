@@ -7,6 +7,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
+
 #include "backends/cuda/moe_kernels.h"
 
 namespace hadron::cuda {

@@ -21,7 +21,7 @@
 namespace hadron::cuda {
 namespace {
 
-constexpr int kWarps = 4;         // routing: one token per warp
+constexpr int kWarps = 4;        // routing: one token per warp
 constexpr int kRouterAhead = 8;  // 16-byte router loads a lane issues before pdl_wait()
 // Static and dynamic shared memory share the 48 KB a block gets without opting in; the routing
 // kernels' static part is at most a flag, so 1 KB of headroom covers it.

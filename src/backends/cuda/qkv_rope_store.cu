@@ -130,8 +130,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
     result[e] = x[e];
     if (lane * kPerLane + e < args.rotary_dim) {
       const float other = staged[warp][partner[e]];
-      result[e] = first[e] ? x[e] * cosine[e] - other * sine[e]
-                           : x[e] * cosine[e] + other * sine[e];
+      result[e] =
+          first[e] ? x[e] * cosine[e] - other * sine[e] : x[e] * cosine[e] + other * sine[e];
     }
   }
   store_f32<kPerLane>(dst + lane * kPerLane, result);
@@ -148,16 +148,20 @@ void launch_with(const QkvRopeStoreArgs& args, cudaStream_t stream) {
 
 void launch_qkv_rope_store(const QkvRopeStoreArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
-  for (const void* p : {args.qkv, args.q_norm, args.k_norm, static_cast<const void*>(args.k_cache),
-                        static_cast<const void*>(args.v_cache),
-                        static_cast<const void*>(args.q_out)})
+  for (const void* p :
+       {args.qkv, args.q_norm, args.k_norm, static_cast<const void*>(args.k_cache),
+        static_cast<const void*>(args.v_cache), static_cast<const void*>(args.q_out)})
     if (const int misalignment = static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16))
       fail_dispatch("qkv_rope_store tensor address mod 16", misalignment, {0});
   switch (args.head_dim) {
-    case 64: return launch_with<64>(args, stream);
-    case 128: return launch_with<128>(args, stream);
-    case 256: return launch_with<256>(args, stream);
-    default: fail_dispatch("qkv_rope_store head_dim", static_cast<int>(args.head_dim), {64, 128, 256});
+    case 64:
+      return launch_with<64>(args, stream);
+    case 128:
+      return launch_with<128>(args, stream);
+    case 256:
+      return launch_with<256>(args, stream);
+    default:
+      fail_dispatch("qkv_rope_store head_dim", static_cast<int>(args.head_dim), {64, 128, 256});
   }
 }
 

@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int kVectors>
 void launch_with(const void* x, const void* residual, void* residual_out, const void* weight,
                  void* out, int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
-  const auto kernel = residual != nullptr ? rms_norm_kernel<kVectors, true>
-                                          : rms_norm_kernel<kVectors, false>;
+  const auto kernel =
+      residual != nullptr ? rms_norm_kernel<kVectors, true> : rms_norm_kernel<kVectors, false>;
   launch_pdl(kernel, dim3(n_rows), dim3(kThreads), 0, stream, static_cast<const bf16*>(x),
              static_cast<const bf16*>(residual), static_cast<bf16*>(residual_out),
              static_cast<const bf16*>(weight), static_cast<bf16*>(out), width, eps);
@@ -83,14 +83,20 @@ void launch_rms_norm(const void* x, const void* residual, void* residual_out, co
     launch_vectors(x, residual, residual_out, weight, out, n_rows, width, eps, stream);
   };
   switch (vectors) {
-    case 1: return launch(launch_with<1>);
-    case 2: return launch(launch_with<2>);
-    case 3: return launch(launch_with<3>);
-    case 4: return launch(launch_with<4>);
+    case 1:
+      return launch(launch_with<1>);
+    case 2:
+      return launch(launch_with<2>);
+    case 3:
+      return launch(launch_with<3>);
+    case 4:
+      return launch(launch_with<4>);
     case 5:
-    case 6: return launch(launch_with<6>);
+    case 6:
+      return launch(launch_with<6>);
     case 7:
-    case 8: return launch(launch_with<8>);
+    case 8:
+      return launch(launch_with<8>);
     default:
       fail_dispatch("rms_norm width", static_cast<int>(width),
                     {kThreads * 8 * 1, kThreads * 8 * 2, kThreads * 8 * 4, kThreads * 8 * 8});

@@ -33,11 +33,11 @@ void launch_rope(void* x, const int32_t* positions, const float* cos_sin, int64_
   const int64_t blocks = ceil_div(n_pairs, kThreads);
   auto* x_ptr = static_cast<bf16*>(x);
   if (neox) {
-    rope_kernel<true><<<blocks, kThreads, 0, stream>>>(x_ptr, positions, cos_sin, n_pairs,
-                                                       n_heads, head_dim, half);
+    rope_kernel<true><<<blocks, kThreads, 0, stream>>>(x_ptr, positions, cos_sin, n_pairs, n_heads,
+                                                       head_dim, half);
   } else {
-    rope_kernel<false><<<blocks, kThreads, 0, stream>>>(x_ptr, positions, cos_sin, n_pairs,
-                                                        n_heads, head_dim, half);
+    rope_kernel<false><<<blocks, kThreads, 0, stream>>>(x_ptr, positions, cos_sin, n_pairs, n_heads,
+                                                        head_dim, half);
   }
   CUDA_CHECK_LAUNCH();
 }

@@ -52,7 +52,8 @@ __device__ int block_argmax(const float* row, int64_t vocab, Shared& sh, float* 
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < kWarps; ++w)
-      if (sh.warp_values[w] > best || (sh.warp_values[w] == best && sh.warp_indices[w] < best_idx)) {
+      if (sh.warp_values[w] > best ||
+          (sh.warp_values[w] == best && sh.warp_indices[w] < best_idx)) {
         best = sh.warp_values[w];
         best_idx = sh.warp_indices[w];
       }
@@ -88,8 +89,7 @@ __device__ float block_sum(float value, Shared& sh) {
 // serialise shared-memory atomics), then the block sums the bins. Deterministic.
 template <bool kMass>
 __device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logit,
-                                 float inv_temperature, uint32_t floor, float target,
-                                 Shared& sh) {
+                                 float inv_temperature, uint32_t floor, float target, Shared& sh) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   uint32_t prefix = 0;
   float above = 0;  // weight of the candidates above the current prefix
@@ -163,8 +163,8 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
     for (int64_t i = threadIdx.x; i < vocab; i += kThreads)
       if (key_of(row[i]) >= threshold) kept_mass += prob(i);
     kept_mass = block_sum(kept_mass, sh);
-    threshold = max(threshold, radix_select<true>(row, vocab, max_logit, inv_temperature,
-                                                  threshold, top_p * kept_mass, sh));
+    threshold = max(threshold, radix_select<true>(row, vocab, max_logit, inv_temperature, threshold,
+                                                  top_p * kept_mass, sh));
   }
   const float min_p = args.min_p[r];
   auto kept_prob = [&](int64_t i) {
