@@ -17,9 +17,16 @@ KernelTimeline summarise_kernels(std::vector<KernelSpan> spans) {
     double duration_ns = 0, share_ns = 0;
   };
   std::map<std::string, Sums> by_name;
+  std::map<std::pair<std::string, std::string>, IdleGap> gaps;
   uint64_t latest_end = spans.front().start_ns;
+  const std::string* latest = &spans.front().name;  // the span that ended at latest_end
   for (const KernelSpan& span : spans) {
     const uint64_t end = std::max(span.end_ns, span.start_ns);
+    if (span.start_ns > latest_end) {
+      IdleGap& gap = gaps[{*latest, span.name}];
+      ++gap.count;
+      gap.total_us += static_cast<double>(span.start_ns - latest_end) / 1e3;
+    }
     Sums& sums = by_name[span.name];
     ++sums.count;
     sums.duration_ns += static_cast<double>(end - span.start_ns);
@@ -30,6 +37,7 @@ KernelTimeline summarise_kernels(std::vector<KernelSpan> spans) {
       sums.share_ns += share;
       timeline.busy_us += share / 1e3;
       latest_end = end;
+      latest = &span.name;
     }
   }
   timeline.wall_us = static_cast<double>(latest_end - spans.front().start_ns) / 1e3;
@@ -39,6 +47,13 @@ KernelTimeline summarise_kernels(std::vector<KernelSpan> spans) {
                                 sums.share_ns / 1e3});
   std::sort(timeline.kernels.begin(), timeline.kernels.end(),
             [](const KernelStats& a, const KernelStats& b) { return a.share_us > b.share_us; });
+  for (auto& [names, gap] : gaps) {
+    gap.before = names.first;
+    gap.after = names.second;
+    timeline.idle.push_back(gap);
+  }
+  std::sort(timeline.idle.begin(), timeline.idle.end(),
+            [](const IdleGap& a, const IdleGap& b) { return a.total_us > b.total_us; });
   return timeline;
 }
 
@@ -60,6 +75,15 @@ std::string format_kernel_timeline(const KernelTimeline& timeline, int64_t steps
     std::snprintf(line, sizeof line, "%-60.60s %7.1f %9.2f %11.2f %10.1f\n", k.name.c_str(),
                   static_cast<double>(k.count) * per, k.mean_us,
                   k.share_us / static_cast<double>(k.count), k.share_us * per);
+    text += line;
+  }
+  constexpr size_t kGapsShown = 5;
+  if (!timeline.idle.empty())
+    text += "idle gaps (us per step, n/step): the kernel before a gap -> the kernel after it\n";
+  for (size_t i = 0; i < std::min(timeline.idle.size(), kGapsShown); ++i) {
+    const IdleGap& gap = timeline.idle[i];
+    std::snprintf(line, sizeof line, "%9.1f %5.1f  %.60s -> %.60s\n", gap.total_us * per,
+                  static_cast<double>(gap.count) * per, gap.before.c_str(), gap.after.c_str());
     text += line;
   }
   return text;

@@ -25,15 +25,26 @@ struct KernelStats {
   double share_us = 0;  // summed over launches: how far each moved the latest end (see above)
 };
 
+// Time no kernel ran, between the kernel whose end was the latest before the gap and the kernel
+// that starts after it (e.g. a step's input copies and graph launch, between its last kernel and
+// the next step's first).
+struct IdleGap {
+  std::string before, after;
+  int64_t count = 0;
+  double total_us = 0;
+};
+
 struct KernelTimeline {
   std::vector<KernelStats> kernels;  // by share_us, largest first
+  std::vector<IdleGap> idle;         // by total_us, largest first
   double wall_us = 0;                // first start to last end
   double busy_us = 0;                // time at least one kernel ran (the shares' sum)
 };
 
 KernelTimeline summarise_kernels(std::vector<KernelSpan> spans);
 
-// The timeline as a table per step (totals divided by `steps`), for people.
+// The timeline as a table per step (totals divided by `steps`), then the largest idle gaps, for
+// people.
 std::string format_kernel_timeline(const KernelTimeline& timeline, int64_t steps);
 
 // "void ns::(anonymous namespace)::kernel<128, true>(Args, float*)" -> "kernel<128, true>":

@@ -22,6 +22,29 @@ TEST(KernelTimeline, SharesOfTheRunningTimeAndIdleTime) {
   EXPECT_DOUBLE_EQ(t.kernels[1].share_us, 10.0);  // only [10, 20] is its own
 }
 
+TEST(KernelTimeline, IdleGapsByTheirNeighbours) {
+  // Two steps of "last" -> (copies) -> "first": the gaps are credited to the kernel that ended
+  // last before them (not "inner", which started later but ended earlier) and the next to start.
+  const KernelTimeline t = summarise_kernels({{"first", 0, 10'000},
+                                              {"last", 5'000, 20'000},
+                                              {"inner", 6'000, 8'000},
+                                              {"first", 23'000, 30'000},
+                                              {"last", 30'000, 40'000},
+                                              {"first", 45'000, 50'000},
+                                              {"other", 52'000, 53'000}});
+  ASSERT_EQ(t.idle.size(), 2u);
+  EXPECT_EQ(t.idle[0].before, "last");
+  EXPECT_EQ(t.idle[0].after, "first");
+  EXPECT_EQ(t.idle[0].count, 2);
+  EXPECT_DOUBLE_EQ(t.idle[0].total_us, 8.0);  // [20, 23] and [40, 45]
+  EXPECT_EQ(t.idle[1].before, "first");
+  EXPECT_EQ(t.idle[1].after, "other");
+  EXPECT_DOUBLE_EQ(t.idle[1].total_us, 2.0);
+  EXPECT_DOUBLE_EQ(t.wall_us - t.busy_us, 10.0);  // the gaps add up to the idle time
+  const std::string table = format_kernel_timeline(t, 2);
+  EXPECT_NE(table.find("      4.0   1.0  last -> first"), std::string::npos) << table;
+}
+
 TEST(KernelTimeline, SpanInsideAnotherHasNoShare) {
   const KernelTimeline t = summarise_kernels({{"long", 0, 100'000}, {"short", 10'000, 20'000}});
   EXPECT_DOUBLE_EQ(t.wall_us, 100.0);
