@@ -426,14 +426,21 @@ bool clusters_enabled() {
   return enabled;
 }
 
+// The decode kernel, opted in to its ring's shared memory on the current device (the attribute
+// belongs to the device: set per launch, not once).
+template <int kD, int kRing, bool kCluster, int kW>
+auto opted_in_kernel() {
+  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSharedBytes<kD, kRing, kW>)));
+  return kernel;
+}
+
 // The decode kernel over n_splits splits with a kRing-deep ring (clustered: the splits of a
 // context form one cluster).
 template <int kD, int kRing, bool kCluster, int kW = kWarps>
 void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cudaStream_t stream) {
-  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW>;
-  // Per launch, not once: the attribute belongs to the current device.
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSharedBytes<kD, kRing, kW>)));
+  const auto kernel = opted_in_kernel<kD, kRing, kCluster, kW>();
   launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kW * 32),
                        kSharedBytes<kD, kRing, kW>, stream, kCluster ? n_splits : 1, args,
                        args.scale * kLog2e, workspace);
@@ -443,12 +450,9 @@ void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cu
 template <int kW>
 int64_t one_split_wave() {
   constexpr int kRing = kOneSplitStages<128>;
-  static const int64_t ctas = [] {
-    const auto kernel = attention_decode_kernel<128, kRing, false, kW>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(kSharedBytes<128, kRing, kW>)));
-    return resident_warps(kernel, kW * 32, kSharedBytes<128, kRing, kW>) / kW;
-  }();
+  static const int64_t ctas = resident_warps(opted_in_kernel<128, kRing, false, kW>(), kW * 32,
+                                             kSharedBytes<128, kRing, kW>) /
+                              kW;
   return ctas;
 }
 

@@ -340,18 +340,18 @@ void launch_moe_router(const MoeRouterArgs& args, cudaStream_t stream) {
   const int n_experts = args.route.n_experts, n_tokens = static_cast<int>(args.route.n_tokens);
   if (n_experts * args.hidden * int64_t{sizeof(bf16)} <= kClusterRouterMaxBytes) {
     constexpr int kThreads = kClusterBlockWarps * 32;
+    // One cluster of kBlocks blocks, where its shared memory needs no opt-in.
+    const auto launched = [&]<int kBlocks>() {
+      const size_t bytes = cluster_shared_bytes<kBlocks>(n_tokens, n_experts);
+      if (bytes > kSharedWithoutOptIn) return false;
+      launch_pdl_clustered(moe_router_cluster_kernel<kBlocks>, dim3(kBlocks), dim3(kThreads), bytes,
+                           stream, kBlocks, args);
+      return true;
+    };
     static const bool sixteen =
         cluster_fits(moe_router_cluster_kernel<16>, 16, kThreads, kSharedWithoutOptIn);
-    if (sixteen && cluster_shared_bytes<16>(n_tokens, n_experts) <= kSharedWithoutOptIn) {
-      launch_pdl_clustered(moe_router_cluster_kernel<16>, dim3(16), dim3(kThreads),
-                           cluster_shared_bytes<16>(n_tokens, n_experts), stream, 16, args);
+    if ((sixteen && launched.template operator()<16>()) || launched.template operator()<8>())
       return;
-    }
-    if (cluster_shared_bytes<8>(n_tokens, n_experts) <= kSharedWithoutOptIn) {
-      launch_pdl_clustered(moe_router_cluster_kernel<8>, dim3(8), dim3(kThreads),
-                           cluster_shared_bytes<8>(n_tokens, n_experts), stream, 8, args);
-      return;
-    }
   }
   launch_routing(moe_router_kernel, static_cast<unsigned>(ceil_div(args.route.n_experts, kWarps)),
                  args.route.n_experts, args, stream);
