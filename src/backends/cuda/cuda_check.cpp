@@ -30,6 +30,11 @@ bool env_switch_on(const char* name) {
   return env == nullptr || std::string(env) != "0";
 }
 
+bool env_flag_set(const char* name) {
+  const char* env = std::getenv(name);
+  return env != nullptr && *env != '\0' && std::string(env) != "0";
+}
+
 bool pdl_enabled() {
   static const bool enabled = env_switch_on("HADRON_PDL");
   return enabled;

@@ -17,6 +17,8 @@ namespace hadron::cuda {
 
 // Whether the environment leaves the switch `name` on: false only where it says name=0.
 bool env_switch_on(const char* name);
+// Whether the environment sets the flag `name`: true only where it says name=<not 0>.
+bool env_flag_set(const char* name);
 
 // Whether kernels use programmatic dependent launch (launch.cuh): false when the environment
 // says HADRON_PDL=0 (read once).

@@ -5,6 +5,9 @@
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
 // norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops.
+// HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
+#include <cstdio>
+
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/cuda/kernels.h"
 
@@ -18,8 +21,8 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   cudaStreamCaptureStatus capture;
   CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
   if (capture != cudaStreamCaptureStatusNone) return false;  // undecided: cuBLASLt
+  constexpr int kRepeats = 5;
   auto time_ms = [&](const auto& launch) {
-    constexpr int kRepeats = 5;
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
@@ -36,6 +39,15 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   };
   const float gemv_ms = time_ms(gemv);
   const float gemm_ms = time_ms(gemm);
+  static const bool log_choices = env_flag_set("HADRON_LOG_GEMV_CHOICE");
+  if (log_choices) {
+    static constexpr const char* kKindNames[] = {"plain", "norm", "silu_mul", "norm_silu"};
+    std::fprintf(
+        stderr, "gemv choice: %s m=%lld n=%lld k=%lld%s: GEMV %.1f us, cuBLASLt %.1f us -> %s\n",
+        kKindNames[static_cast<int>(kind)], static_cast<long long>(m), static_cast<long long>(n),
+        static_cast<long long>(k), out_f32 ? " f32" : "", 1e3f * gemv_ms / kRepeats,
+        1e3f * gemm_ms / kRepeats, gemv_ms < gemm_ms ? "GEMV" : "cuBLASLt");
+  }
   return gemv_choice_[key] = gemv_ms < gemm_ms;
 }
 
