@@ -2,7 +2,10 @@
 # A/B of environment switches in one binary: `hadron bench latency` for every shape under
 # every variant, the variants interleaved round by round (so drift and a fresh binary's first
 # slow run fall on all of them), then a table of decode tok/s per shape and variant with the
-# median over rounds. One JSON line per run goes to $OUT/ab.jsonl (else ./ab.jsonl).
+# median over rounds and every run. Each run is its own process, and a process can land in a
+# slow mode (Qwen3-8B batch 1: 186.4 or ~179.5 tok/s, bench/results/experiments-2026-11-27-s19.md
+# section 5), hence 4 rounds by default. One JSON line per run goes to $OUT/ab.jsonl (else
+# ./ab.jsonl).
 #
 #   bench/run_ab.sh [--rounds N] [--bin HADRON] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
 #     SHAPE: CONFIG_DIR:BATCH[:INPUT_LEN]   (input length 128 unless given; output 128)
@@ -11,7 +14,7 @@
 # $OUT/ab-<shape>-<variant>-<round>.log.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-rounds=2
+rounds=4
 hadron=
 names=()
 envs=()
@@ -21,7 +24,7 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --bin) hadron=$2; shift 2 ;;
     -v) names+=("${2%%=*}"); envs+=("${2#*=}"); shift 2 ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) shapes+=("$1"); shift ;;
   esac
 done
