@@ -42,6 +42,7 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   static const bool log_choices = env_flag_set("HADRON_LOG_GEMV_CHOICE");
   if (log_choices) {
     static constexpr const char* kKindNames[] = {"plain", "norm", "silu_mul", "norm_silu"};
+    static_assert(static_cast<int>(GemvKind::kNormSilu) == 3, "kKindNames in GemvKind's order");
     std::fprintf(
         stderr, "gemv choice: %s m=%lld n=%lld k=%lld%s: GEMV %.1f us, cuBLASLt %.1f us -> %s\n",
         kKindNames[static_cast<int>(kind)], static_cast<long long>(m), static_cast<long long>(n),
