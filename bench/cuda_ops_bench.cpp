@@ -116,6 +116,10 @@ class Bench {
   }
   void linear(const std::string& phase, const std::string& op, int64_t m, int64_t n, int64_t k,
               bool out_f32, int per_layer);
+  // Attention of n_seqs sequences of q_len queries each over kv_len keys in a paged cache,
+  // sequence s in its own blocks s * ceil(kv_len / kBlockSize) onwards, in order.
+  AttentionArgs paged_attention(int n_seqs, int q_len, int kv_len, const void* q,
+                                const void* k_cache, const void* v_cache, void* out);
 
   cudaStream_t stream_;
   int n_sms_ = 0;
@@ -156,6 +160,33 @@ void Bench::linear(const std::string& phase, const std::string& op, int64_t m, i
   (gemv.us < gemm_us ? rows_[rows_.size() - 2] : gemv).per_layer = -1;
 }
 
+AttentionArgs Bench::paged_attention(int n_seqs, int q_len, int kv_len, const void* q,
+                                     const void* k_cache, const void* v_cache, void* out) {
+  const int blocks_per_seq = (kv_len + kBlockSize - 1) / kBlockSize;
+  std::vector<int32_t> tables(int64_t{n_seqs} * blocks_per_seq), cu(n_seqs + 1), kv(n_seqs, kv_len);
+  for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
+  for (int s = 0; s <= n_seqs; ++s) cu[s] = s * q_len;
+  return {q,
+          k_cache,
+          v_cache,
+          out,
+          static_cast<int32_t*>(arena_.i32(cu)),
+          static_cast<int32_t*>(arena_.i32(kv)),
+          static_cast<int32_t*>(arena_.i32(tables)),
+          n_seqs,
+          n_seqs * q_len,
+          q_len,
+          kv_len,
+          kBlockSize,
+          blocks_per_seq,
+          kHeads,
+          kKvHeads,
+          kHeadDim,
+          0.0883883f,
+          0,
+          nullptr};
+}
+
 void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len, int kv_len) {
   const int64_t qkv_width = (kHeads + 2 * kKvHeads) * kHeadDim;
   // Norms, embedding, elementwise.
@@ -194,31 +225,9 @@ void Bench::run_phase(const std::string& phase, int64_t m, int n_seqs, int q_len
                             stream_);
     });
     // Attention over a paged cache of n_seqs sequences of kv_len tokens, blocks in order.
-    const int blocks_per_seq = (kv_len + kBlockSize - 1) / kBlockSize;
-    std::vector<int32_t> tables(int64_t{n_seqs} * blocks_per_seq), cu(n_seqs + 1), kv(n_seqs);
-    for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
-    for (int s = 0; s <= n_seqs; ++s) cu[s] = s * q_len;
-    std::fill(kv.begin(), kv.end(), kv_len);
     void* attn_out = arena_.bf16(m * kHeads * kHeadDim);
-    AttentionArgs args{q_out,
-                       k_cache,
-                       v_cache,
-                       attn_out,
-                       static_cast<int32_t*>(arena_.i32(cu)),
-                       static_cast<int32_t*>(arena_.i32(kv)),
-                       static_cast<int32_t*>(arena_.i32(tables)),
-                       n_seqs,
-                       static_cast<int>(m),
-                       q_len,
-                       kv_len,
-                       kBlockSize,
-                       blocks_per_seq,
-                       kHeads,
-                       kKvHeads,
-                       kHeadDim,
-                       0.0883883f,
-                       0,
-                       nullptr};
+    const AttentionArgs args =
+        paged_attention(n_seqs, q_len, kv_len, q_out, k_cache, v_cache, attn_out);
     const double kv_bytes = 2.0 * 2 * n_seqs * kv_len * kKvHeads * kHeadDim;
     const double causal_pairs = n_seqs * (double(q_len) * kv_len - double(q_len) * (q_len - 1) / 2);
     const double attn_flops = 4.0 * causal_pairs * kHeads * kHeadDim;
@@ -358,33 +367,12 @@ double Bench::graph_decode_step_ms(int n_seqs, int kv_len) {
        *q = arena_.bf16(m * kHeads * kHeadDim), *attn = arena_.bf16(m * kHeads * kHeadDim),
        *gate_up = arena_.bf16(m * 2 * kInter), *act = arena_.bf16(m * kInter);
   auto* logits = static_cast<float*>(arena_.f32(m * kVocab));
-  std::vector<int32_t> tables(int64_t{n_seqs} * blocks_per_seq), cu(n_seqs + 1), kv(n_seqs, kv_len),
-      slots(n_seqs), positions(n_seqs, kv_len - 1), zeros(n_seqs, 0);
-  for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
-  for (int s = 0; s <= n_seqs; ++s) cu[s] = s;
+  std::vector<int32_t> slots(n_seqs), positions(n_seqs, kv_len - 1), zeros(n_seqs, 0);
   for (int s = 0; s < n_seqs; ++s) slots[s] = (s * blocks_per_seq) * kBlockSize + kv_len - 1;
   auto* cos_sin = static_cast<const float*>(arena_.f32(4096 * kHeadDim));
   auto* slot_ptr = static_cast<int32_t*>(arena_.i32(slots));
   auto* pos_ptr = static_cast<int32_t*>(arena_.i32(positions));
-  AttentionArgs args{q,
-                     nullptr,
-                     nullptr,
-                     attn,
-                     static_cast<int32_t*>(arena_.i32(cu)),
-                     static_cast<int32_t*>(arena_.i32(kv)),
-                     static_cast<int32_t*>(arena_.i32(tables)),
-                     n_seqs,
-                     static_cast<int>(m),
-                     1,
-                     kv_len,
-                     kBlockSize,
-                     blocks_per_seq,
-                     kHeads,
-                     kKvHeads,
-                     kHeadDim,
-                     0.0883883f,
-                     0,
-                     nullptr};
+  const AttentionArgs args = paged_attention(n_seqs, 1, kv_len, q, nullptr, nullptr, attn);
   auto* workspace = static_cast<float*>(arena_.f32(decode_workspace_max_floats(n_sms_)));
   std::vector<float> zero_f(n_seqs, 0.0f), one_f(n_seqs, 1.0f);
   auto upload_f32 = [&](const std::vector<float>& v) {

@@ -85,6 +85,18 @@ TEST_F(LinearTest, GemvMatchesCpu) {
     }
 }
 
+// The norm GEMVs' arguments over test tensors (eps 1e-6): add is null for a norm without one.
+cuda::GemvNormArgs norm_args(const DeviceTensor* add, const DeviceTensor& residual,
+                             const DeviceTensor& weight, const DeviceTensor& residual_out,
+                             const DeviceTensor& normed) {
+  return {add != nullptr ? add->tensor.data : nullptr,
+          residual.tensor.data,
+          weight.tensor.data,
+          residual_out.tensor.data,
+          normed.tensor.data,
+          1e-6f};
+}
+
 // The GEMV with the residual add + RMSNorm fused in front, launched directly (the backend
 // takes it only where the plain GEMV beat cuBLASLt): the residual stream and the normed rows
 // block 0 writes equal add_rms_norm's bit for bit, the product equals the plain GEMV's over
@@ -108,12 +120,8 @@ TEST_F(LinearTest, GemvNormEqualsNormThenGemv) {
       DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {n, k});
       DeviceTensor b_gpu = upload(b, {n});
       DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}), out = poisoned({m, n});
-      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr,
-                                    res_gpu.tensor.data,
-                                    norm_gpu.tensor.data,
-                                    res_out.tensor.data,
-                                    normed.tensor.data,
-                                    1e-6f};
+      const cuda::GemvNormArgs args =
+          norm_args(add ? &add_gpu : nullptr, res_gpu, norm_gpu, res_out, normed);
       cuda::launch_gemv_norm(args, w_gpu.tensor.data, bias ? b_gpu.tensor.data : nullptr,
                              out.tensor.data, m, n, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -189,12 +197,8 @@ TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
       DeviceTensor norm_gpu = upload(norm_w, {k}), w_gpu = upload(w, {2 * inter, k});
       DeviceTensor res_out = poisoned({m, k}), normed = poisoned({m, k}),
                    activated = poisoned({m, inter});
-      const cuda::GemvNormArgs args{add ? add_gpu.tensor.data : nullptr,
-                                    res_gpu.tensor.data,
-                                    norm_gpu.tensor.data,
-                                    res_out.tensor.data,
-                                    normed.tensor.data,
-                                    1e-6f};
+      const cuda::GemvNormArgs args =
+          norm_args(add ? &add_gpu : nullptr, res_gpu, norm_gpu, res_out, normed);
       cuda::launch_gemv_norm_silu(args, w_gpu.tensor.data, activated.tensor.data, m, inter, k,
                                   nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -202,12 +206,8 @@ TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
 
       DeviceTensor res_out_ref = poisoned({m, k}), normed_ref = poisoned({m, k}),
                    gate_up_ref = poisoned({m, 2 * inter}), activated_ref = poisoned({m, inter});
-      const cuda::GemvNormArgs ref_args{add ? add_gpu.tensor.data : nullptr,
-                                        res_gpu.tensor.data,
-                                        norm_gpu.tensor.data,
-                                        res_out_ref.tensor.data,
-                                        normed_ref.tensor.data,
-                                        1e-6f};
+      const cuda::GemvNormArgs ref_args =
+          norm_args(add ? &add_gpu : nullptr, res_gpu, norm_gpu, res_out_ref, normed_ref);
       cuda::launch_gemv_norm(ref_args, w_gpu.tensor.data, nullptr, gate_up_ref.tensor.data, m,
                              2 * inter, k, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the backend runs on its own stream
