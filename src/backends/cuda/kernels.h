@@ -58,6 +58,10 @@ void launch_silu_mul(const void* gate_up, void* out, int64_t n_tokens, int64_t i
 void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n_rows,
                         int64_t row_bytes, cudaStream_t stream);
 
+// Reads `bytes` of buf (contents unused; 16-byte aligned) through L2 and discards them, evicting
+// what L2 held. May write one word of buf.
+void launch_l2_flush(void* buf, size_t bytes, int n_sms, cudaStream_t stream);
+
 // ids[t] < 0 becomes sampled[-ids[t] - 1] (0 past n_sampled); other ids stay.
 void launch_resolve_token_ids(int32_t* ids, const int32_t* sampled, int64_t n_ids,
                               int64_t n_sampled, cudaStream_t stream);
