@@ -1,8 +1,9 @@
-// Records every kernel the GPU runs between kernel_trace_start() and kernel_trace_stop(), with
-// its own start and end times, through CUPTI's activity API: kernels replayed from CUDA graphs
-// included, at their real in-graph times (the per-kernel benchmarks time kernels one at a time,
-// which shows neither the gaps between them nor what programmatic dependent launch overlaps).
-// Built only where CUDA's CUPTI library is found (HADRON_HAVE_CUPTI); elsewhere both calls throw.
+// Records every kernel the GPU runs between kernel_trace_start() and kernel_trace_stop(), and
+// every memory copy and memset (named "[memcpy HtoD]" etc.), with its own start and end times,
+// through CUPTI's activity API: kernels replayed from CUDA graphs included, at their real in-graph
+// times (the per-kernel benchmarks time kernels one at a time, which shows neither the gaps between
+// them nor what programmatic dependent launch overlaps). Built only where CUDA's CUPTI library is
+// found (HADRON_HAVE_CUPTI); elsewhere both calls throw.
 #pragma once
 
 #include <vector>
