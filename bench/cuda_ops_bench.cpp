@@ -6,11 +6,13 @@
 // 790 TFLOP/s bf16).
 // The last table models one forward step as 36 x (sum of a layer's kernels) + LM head.
 //
-//   cuda_ops_bench [--attention] [--markdown FILE]   (--attention: decode attention rows only)
+//   cuda_ops_bench [--attention | --decode-gemm] [--markdown FILE]
+// --attention: decode attention rows only; --decode-gemm: the decode GEMM's k-split sweep only.
 // % ceil: the larger of bytes / 3.0 TB/s and flops / 790 TFLOP/s over the measured time.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -99,6 +101,10 @@ class Bench {
   // A whole decode step (36 layers with their own weights and caches, final norm, LM head,
   // greedy sampling) captured into one CUDA graph; the median replay time in ms.
   double graph_decode_step_ms(int n_seqs, int kv_len);
+  // The wgmma decode GEMM at Qwen3-8B's projection shapes for 9-32 rows, at every k split and
+  // the one it picks, against cuBLASLt; also its host time a launch and its time replayed from
+  // a graph (printed as it goes).
+  void decode_gemm_sweep();
   void print(FILE* out, bool markdown) const;
 
  private:
@@ -151,13 +157,78 @@ void Bench::linear(const std::string& phase, const std::string& op, int64_t m, i
   const std::string shape = dims({m, n, k});
   add(phase, op, shape, "cublasLt", bytes, flops, per_layer,
       [&](int c) { gemm_->run(x[c], w[c], nullptr, out[c], out_f32, m, n, k); });
-  if (m > kGemvMaxRows) return;
-  // The backend times both paths for m <= kGemvMaxRows and keeps the faster; so does the model.
+  if (m > kDecodeGemmMaxRows) return;
+  // The backend times cuBLASLt against the GEMV (m <= kGemvMaxRows) or the wgmma decode GEMM
+  // (above) and keeps the faster; so does the model.
   const double gemm_us = rows_.back().us;
-  Row& gemv = add(phase, op, shape, "gemv", bytes, flops, per_layer, [&](int c) {
-    launch_gemv(x[c], w[c], nullptr, out[c], out_f32, m, n, k, stream_);
-  });
-  (gemv.us < gemm_us ? rows_[rows_.size() - 2] : gemv).per_layer = -1;
+  Row& own =
+      m <= kGemvMaxRows
+          ? add(phase, op, shape, "gemv", bytes, flops, per_layer,
+                [&](int c) { launch_gemv(x[c], w[c], nullptr, out[c], out_f32, m, n, k, stream_); })
+          : add(phase, op, shape, "decode_gemm", bytes, flops, per_layer, [&](int c) {
+              launch_decode_gemm(x[c], w[c], nullptr, out[c], out_f32, m, n, k, 0, stream_);
+            });
+  (own.us < gemm_us ? rows_[rows_.size() - 2] : own).per_layer = -1;
+}
+
+void Bench::decode_gemm_sweep() {
+  struct Shape {
+    const char* op;
+    int64_t n, k;
+  };
+  const Shape shapes[] = {{"qkv_proj", (kHeads + 2 * kKvHeads) * kHeadDim, kHidden},
+                          {"o_proj", kHidden, kHeads * kHeadDim},
+                          {"gate_up_proj", 2 * kInter, kHidden},
+                          {"down_proj", kHidden, kInter}};
+  for (const int64_t m : {9, 16, 24, 32}) {
+    for (const Shape& s : shapes) {
+      const double bytes = 2.0 * (s.n * s.k + m * s.k) + 2.0 * m * s.n;
+      const int copies = copies_for(bytes);
+      std::vector<void*> x(copies), w(copies), out(copies);
+      for (int c = 0; c < copies; ++c) {
+        x[c] = arena_.bf16(m * s.k);
+        w[c] = arena_.bf16(s.n * s.k);
+        out[c] = arena_.bf16(m * s.n);
+      }
+      const auto pct = [&](double us) { return 100.0 * bytes / kBandwidth / (us * 1e-6); };
+      const double lt = median_us(stream_, copies, [&](int c) {
+        gemm_->run(x[c], w[c], nullptr, out[c], false, m, s.n, s.k);
+      });
+      std::printf("sweep m=%-3lld %-13s cublasLt %6.1f us (%3.0f%%) | decode_gemm splits",
+                  static_cast<long long>(m), s.op, lt, pct(lt));
+      for (const int splits : {0, 1, 2, 3, 4, 6, 8}) {
+        const double us = median_us(stream_, copies, [&](int c) {
+          launch_decode_gemm(x[c], w[c], nullptr, out[c], false, m, s.n, s.k, splits, stream_);
+        });
+        std::printf(" %s:%6.1f (%3.0f%%)", splits == 0 ? "auto" : std::to_string(splits).c_str(),
+                    us, pct(us));
+      }
+      // Host cost of a launch, and device time from a graph of 10 launches.
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 100; ++i)
+        launch_decode_gemm(x[i % copies], w[i % copies], nullptr, out[i % copies], false, m, s.n,
+                           s.k, 0, stream_);
+      const double host_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+          100;
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < 10; ++i)
+        launch_decode_gemm(x[i % copies], w[i % copies], nullptr, out[i % copies], false, m, s.n,
+                           s.k, 0, stream_);
+      CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+      CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      const double graph_us =
+          median_us(stream_, 1, [&](int) { CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }) / 10;
+      CUDA_CHECK(cudaGraphExecDestroy(exec));
+      CUDA_CHECK(cudaGraphDestroy(graph));
+      std::printf(" | host %.1f us, graph %.1f us (%3.0f%%)\n", host_us, graph_us, pct(graph_us));
+      std::fflush(stdout);
+    }
+  }
 }
 
 AttentionArgs Bench::paged_attention(int n_seqs, int q_len, int kv_len, const void* q,
@@ -480,14 +551,17 @@ void Bench::print(FILE* out, bool markdown) const {
 
 int main(int argc, char** argv) {
   const char* markdown_path = nullptr;
-  bool attention_only = false;
+  bool attention_only = false, decode_gemm_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--markdown") == 0 && i + 1 < argc) {
       markdown_path = argv[++i];
     } else if (std::strcmp(argv[i], "--attention") == 0) {
       attention_only = true;
+    } else if (std::strcmp(argv[i], "--decode-gemm") == 0) {
+      decode_gemm_only = true;
     } else {
-      std::fprintf(stderr, "usage: cuda_ops_bench [--attention] [--markdown FILE]\n");
+      std::fprintf(stderr,
+                   "usage: cuda_ops_bench [--attention | --decode-gemm] [--markdown FILE]\n");
       return 2;
     }
   }
@@ -497,6 +571,10 @@ int main(int argc, char** argv) {
     std::printf("device: %s, %d SMs, L2 %d MB\n", props.name, props.multiProcessorCount,
                 props.l2CacheSize >> 20);
     hadron::cuda::Bench bench;
+    if (decode_gemm_only) {
+      bench.decode_gemm_sweep();
+      return 0;
+    }
     if (attention_only) {
       bench.decode_attention("decode1", {256}, "1x256", -1);
       bench.decode_attention("decode128", std::vector<int>(128, 256), "128x256", -1);

@@ -33,10 +33,9 @@ void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const Ba
   const int64_t d = qkv_params_.head_dim;
   const DType act = backend.activation_dtype();
   const Tensor qkv = arena.alloc(act, {n_tokens, qkv_.size(0)});
-  backend.add_rms_norm_linear(input, qkv_, qkv_bias_, qkv);
   const Tensor q = arena.alloc(act, {n_tokens, nq, d});
-  backend.qkv_rope_store(qkv, q_norm_, k_norm_, meta.positions, cos_sin, qkv_params_, k_cache,
-                         v_cache, meta.slot_mapping, q);
+  backend.qkv_projection(input, qkv_, qkv_bias_, qkv, q_norm_, k_norm_, meta.positions, cos_sin,
+                         qkv_params_, k_cache, v_cache, meta.slot_mapping, q);
   const Tensor attn = arena.alloc(act, {n_tokens, nq, d});
   const AttentionParams params{1.0f / std::sqrt(static_cast<float>(d)), options_.sliding_window,
                                0.0f, sinks_};

@@ -150,6 +150,15 @@ class Backend {
                               const QkvParams& params, const Tensor& k_cache, const Tensor& v_cache,
                               const Tensor& slot_mapping, const Tensor& q_out) = 0;
 
+  // An attention block's input projection up to its cache writes: add_rms_norm_linear(norm,
+  // weight, bias, qkv), then qkv_rope_store(qkv, ...). qkv is scratch a fused path may leave
+  // unwritten. The default runs the two; a backend may fuse them (CUDA does for 9-32 rows).
+  virtual void qkv_projection(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                              const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                              const Tensor& positions, const Tensor& cos_sin,
+                              const QkvParams& params, const Tensor& k_cache, const Tensor& v_cache,
+                              const Tensor& slot_mapping, const Tensor& q_out);
+
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
   virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,

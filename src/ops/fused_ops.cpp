@@ -1,6 +1,6 @@
 // Backend's defaults for the ops that exist to be fused (add_rms_norm_linear,
-// add_rms_norm_linear_silu, silu_mul_linear, moe_router): the ops they are made of, one after
-// another. Backends override them where fusing pays.
+// add_rms_norm_linear_silu, qkv_projection, silu_mul_linear, moe_router): the ops they
+// are made of, one after another. Backends override them where fusing pays.
 #include "core/error.h"
 #include "ops/backend.h"
 
@@ -30,6 +30,16 @@ void Backend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor& wei
                                        const Tensor& gate_up, const Tensor& activated) {
   add_rms_norm_linear(norm, weight, Tensor{}, gate_up);
   silu_mul(gate_up, activated);
+}
+
+void Backend::qkv_projection(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                             const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                             const Tensor& positions, const Tensor& cos_sin,
+                             const QkvParams& params, const Tensor& k_cache, const Tensor& v_cache,
+                             const Tensor& slot_mapping, const Tensor& q_out) {
+  add_rms_norm_linear(norm, weight, bias, qkv);
+  qkv_rope_store(qkv, q_norm, k_norm, positions, cos_sin, params, k_cache, v_cache, slot_mapping,
+                 q_out);
 }
 
 void Backend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated, const Tensor& weight,

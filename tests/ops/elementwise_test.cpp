@@ -10,16 +10,6 @@ namespace {
 
 class ElementwiseTest : public OpTest {};
 
-// The cache rows at `slots` (each token_elems wide), so only written slots are compared.
-std::vector<float> slot_rows(const std::vector<float>& cache, const std::vector<int32_t>& slots,
-                             int64_t token_elems) {
-  std::vector<float> rows;
-  for (const int32_t slot : slots)
-    rows.insert(rows.end(), cache.begin() + slot * token_elems,
-                cache.begin() + (slot + 1) * token_elems);
-  return rows;
-}
-
 TEST_F(ElementwiseTest, EmbeddingCopiesRows) {
   for (const auto& [n_tokens, vocab, hidden] :
        {std::tuple{1, 1000, 4096}, {7, 151, 136}, {256, 5000, 1024}}) {

@@ -1,8 +1,15 @@
-// CUDA vs CPU: linear (GEMV path for M <= 8, cuBLASLt above), bf16 and f32 outputs, bias;
+// CUDA vs CPU: linear (GEMV path for M <= 8, the wgmma decode GEMM or cuBLASLt above), bf16
+// and f32 outputs, bias;
 // add_rms_norm_linear and silu_mul_linear (the norm or the activation fused into the GEMV, or
 // run before cuBLASLt); add_rms_norm_linear_silu (the norm in front of the gate_up GEMV and
 // the activation behind it).
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <string>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -83,6 +90,192 @@ TEST_F(LinearTest, GemvMatchesCpu) {
                    host_view(expected, {m, n}));
       EXPECT_CLOSE(download(out.tensor), expected, out_dtype == DType::F32 ? 1e-4 : kGemmTol);
     }
+}
+
+// The wgmma decode GEMM directly (the backend takes it for 9-32 rows where it beat cuBLASLt),
+// at every k split a shape allows: one tile of one k block first, then row counts inside and at
+// the edges of its 16/32 token tiles, n not a multiple of the 128-row weight tile, k not a
+// multiple of the 64-wide k block, one tile (many splits) and many (one split). The first differing
+// elements of an [m, n] product, for a failure message (a layout mistake shows as a pattern:
+// transposed, rows shifted, one k block missing).
+std::string first_differences(const std::vector<float>& actual, const std::vector<float>& expected,
+                              int64_t n) {
+  std::string text;
+  int shown = 0;
+  for (size_t i = 0; i < actual.size() && shown < 8; ++i) {
+    if (std::abs(actual[i] - expected[i]) <= 0.02f * (1.0f + std::abs(expected[i]))) continue;
+    text += "[" + std::to_string(i / n) + "," + std::to_string(i % n) + "] " +
+            std::to_string(actual[i]) + " vs " + std::to_string(expected[i]) + "; ";
+    ++shown;
+  }
+  return text;
+}
+
+TEST_F(LinearTest, DecodeGemmMatchesCpu) {
+  struct Case {
+    int64_t m, n, k;
+    bool bias;
+    DType out;
+  };
+  for (const Case c :
+       {Case{16, 128, 64, false, DType::F32}, Case{9, 4096, 4096, false, DType::BF16},
+        Case{16, 1000, 136, true, DType::F32}, Case{17, 6144, 512, false, DType::BF16},
+        Case{32, 2048, 1000, true, DType::BF16}, Case{24, 128, 4096, false, DType::F32},
+        Case{25, 24576, 256, true, DType::BF16}, Case{32, 4096, 12288, false, DType::BF16},
+        Case{31, 16384, 264, true, DType::F32}, Case{3, 256, 64, false, DType::BF16}}) {
+    std::vector<float> x = random_floats(c.m * c.k), w = random_floats(c.n * c.k, 0.05f),
+                       b = random_floats(c.n);
+    DeviceTensor x_gpu = upload(x, {c.m, c.k}), w_gpu = upload(w, {c.n, c.k}),
+                 b_gpu = upload(b, {c.n}, c.out);
+    std::vector<float> expected(c.m * c.n);
+    cpu_->linear(host_view(x, {c.m, c.k}), host_view(w, {c.n, c.k}),
+                 c.bias ? host_view(b, {c.n}) : Tensor{}, host_view(expected, {c.m, c.n}));
+    const int64_t k_blocks = (c.k + 63) / 64;
+    for (const int splits : {0, 1, 2, 3, 4, 8}) {
+      if (splits > k_blocks) continue;
+      SCOPED_TRACE(testing::Message()
+                   << "M " << c.m << " N " << c.n << " K " << c.k << " bias " << c.bias << " out "
+                   << dtype_name(c.out) << " splits " << splits);
+      DeviceTensor out = poisoned({c.m, c.n}, c.out);
+      cuda::launch_decode_gemm(x_gpu.tensor.data, w_gpu.tensor.data,
+                               c.bias ? b_gpu.tensor.data : nullptr, out.tensor.data,
+                               c.out == DType::F32, c.m, c.n, c.k, splits, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<float> actual = download(out.tensor);
+      EXPECT_LE(relative_error(actual, expected), c.out == DType::F32 ? 1e-4 : kGemmTol)
+          << first_differences(actual, expected, c.n);
+    }
+  }
+}
+
+// The decode GEMM with qkv_rope_store's arithmetic behind it: q_out and both caches equal the
+// plain decode GEMM (bf16 qkv) then qkv_rope_store bit for bit, at every split; a padding token
+// (slot -1) writes its q only.
+TEST_F(LinearTest, DecodeGemmQkvRopeEqualsGemmThenQkvRopeStore) {
+  constexpr int64_t kMaxPos = 512, kBlockSize = 16, kBlocks = 16, kHeadDim = 128;
+  for (const auto& [m, nq, nkv, k, rotary, norms, bias, neox] :
+       {std::tuple{9, 32, 8, 4096, 128, true, false, true},
+        {32, 16, 4, 1024, 64, false, true, true},
+        {20, 4, 4, 520, 128, true, true, false}}) {
+    const int64_t n = (nq + 2 * nkv) * kHeadDim;
+    const std::vector<int64_t> cache_shape{kBlocks, kBlockSize, nkv, kHeadDim};
+    std::vector<float> x = random_floats(m * k), w = random_floats(n * k, 0.05f),
+                       b = random_floats(n), q_norm = random_floats(kHeadDim),
+                       k_norm = random_floats(kHeadDim), table = random_floats(kMaxPos * rotary),
+                       cache = random_floats(kBlocks * kBlockSize * nkv * kHeadDim);
+    std::vector<int32_t> positions = random_ints(m, 0, kMaxPos - 1);
+    std::vector<int32_t> slots(kBlocks * kBlockSize);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng_);
+    slots.resize(m);
+    slots[1] = -1;
+    DeviceTensor x_gpu = upload(x, {m, k}), w_gpu = upload(w, {n, k}), b_gpu = upload(b, {n});
+    DeviceTensor qn_gpu = upload(q_norm, {kHeadDim}), kn_gpu = upload(k_norm, {kHeadDim});
+    DeviceTensor table_gpu = upload(table, {kMaxPos, rotary}, DType::F32);
+    DeviceTensor pos_gpu = upload_i32(positions, {m}), slots_gpu = upload_i32(slots, {m});
+    const void* bias_data = bias ? b_gpu.tensor.data : nullptr;
+    const int64_t k_blocks = (k + 63) / 64;
+    for (const int splits : {1, 2, 3, 4, 0}) {
+      if (splits > k_blocks) continue;
+      SCOPED_TRACE(testing::Message() << "M " << m << " heads " << nq << "/" << nkv << " K " << k
+                                      << " rotary " << rotary << " splits " << splits);
+      // The same starting caches for both paths; rows no token writes must stay as they were.
+      std::array<DeviceTensor, 2> k_cache{upload(cache, cache_shape), upload(cache, cache_shape)},
+          v_cache{upload(cache, cache_shape), upload(cache, cache_shape)},
+          q_out{poisoned({m, nq, kHeadDim}), poisoned({m, nq, kHeadDim})};
+      std::array<cuda::QkvRopeStoreArgs, 2> args;
+      for (int i = 0; i < 2; ++i)
+        args[i] = {nullptr,
+                   norms ? qn_gpu.tensor.data : nullptr,
+                   norms ? kn_gpu.tensor.data : nullptr,
+                   pos_gpu.tensor.ptr<int32_t>(),
+                   table_gpu.tensor.ptr<float>(),
+                   slots_gpu.tensor.ptr<int32_t>(),
+                   k_cache[i].tensor.data,
+                   v_cache[i].tensor.data,
+                   q_out[i].tensor.data,
+                   m,
+                   nq,
+                   nkv,
+                   kHeadDim,
+                   rotary,
+                   1e-6f,
+                   neox};
+      cuda::launch_decode_gemm_qkv_rope(x_gpu.tensor.data, w_gpu.tensor.data, bias_data, args[0], k,
+                                        splits, nullptr);
+      DeviceTensor qkv = poisoned({m, n});
+      cuda::launch_decode_gemm(x_gpu.tensor.data, w_gpu.tensor.data, bias_data, qkv.tensor.data,
+                               false, m, n, k, splits, nullptr);
+      args[1].qkv = qkv.tensor.data;
+      cuda::launch_qkv_rope_store(args[1], nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(download(q_out[0].tensor), download(q_out[1].tensor));
+      EXPECT_EQ(download(k_cache[0].tensor), download(k_cache[1].tensor));
+      EXPECT_EQ(download(v_cache[0].tensor), download(v_cache[1].tensor));
+    }
+  }
+}
+
+// The backend op from the input norm to the cache writes against the CPU's: through the GEMV
+// (1 row), the decode GEMM's rows (with qkv_rope_store in its epilogue or after it, whichever
+// the backend timed faster) and past them (cuBLASLt).
+TEST_F(LinearTest, QkvProjectionMatchesCpu) {
+  constexpr int64_t kMaxPos = 512, kBlockSize = 16, kBlocks = 16, kHeadDim = 128, kNq = 16,
+                    kNkv = 4, kK = 1024;
+  constexpr int64_t kN = (kNq + 2 * kNkv) * kHeadDim, kTokenElems = kNkv * kHeadDim;
+  const std::vector<int64_t> cache_shape{kBlocks, kBlockSize, kNkv, kHeadDim};
+  for (const auto& [m, bias] : {std::pair{1, false}, {16, true}, {32, false}, {40, true}}) {
+    SCOPED_TRACE(testing::Message() << "M " << m << " bias " << bias);
+    std::vector<float> residual = random_floats(m * kK), branch = random_floats(m * kK, 2.0f),
+                       norm_w = random_floats(kK, 0.5f), w = random_floats(kN * kK, 0.05f),
+                       b = random_floats(kN), q_norm = random_floats(kHeadDim),
+                       k_norm = random_floats(kHeadDim), table = random_floats(kMaxPos * kHeadDim),
+                       k_cache = random_floats(kBlocks * kBlockSize * kTokenElems),
+                       v_cache = k_cache;
+    std::vector<int32_t> positions = random_ints(m, 0, kMaxPos - 1);
+    std::vector<int32_t> slots(kBlocks * kBlockSize);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng_);
+    slots.resize(m);
+    DeviceTensor res_gpu = upload(residual, {m, kK}), add_gpu = upload(branch, {m, kK});
+    DeviceTensor norm_gpu = upload(norm_w, {kK}), w_gpu = upload(w, {kN, kK}),
+                 b_gpu = upload(b, {kN});
+    DeviceTensor qn_gpu = upload(q_norm, {kHeadDim}), kn_gpu = upload(k_norm, {kHeadDim});
+    DeviceTensor table_gpu = upload(table, {kMaxPos, kHeadDim}, DType::F32);
+    DeviceTensor kc_gpu = upload(k_cache, cache_shape), vc_gpu = upload(v_cache, cache_shape);
+    DeviceTensor pos_gpu = upload_i32(positions, {m}), slots_gpu = upload_i32(slots, {m});
+    DeviceTensor res_out = poisoned({m, kK}), normed = poisoned({m, kK}), qkv = poisoned({m, kN}),
+                 q_out = poisoned({m, kNq, kHeadDim});
+    const QkvParams params{kNq, kNkv, kHeadDim, 1e-6f, RopeStyle::kNeox};
+    gpu_->qkv_projection(
+        {add_gpu.tensor, res_gpu.tensor, res_out.tensor, norm_gpu.tensor, 1e-6f, normed.tensor},
+        w_gpu.tensor, bias ? b_gpu.tensor : Tensor{}, qkv.tensor, qn_gpu.tensor, kn_gpu.tensor,
+        pos_gpu.tensor, table_gpu.tensor, params, kc_gpu.tensor, vc_gpu.tensor, slots_gpu.tensor,
+        q_out.tensor);
+    std::vector<float> res_out_cpu(m * kK), normed_cpu(m * kK), qkv_cpu(m * kN),
+        q_cpu(m * kNq * kHeadDim), k_cache_cpu = k_cache, v_cache_cpu = v_cache;
+    cpu_->qkv_projection(
+        {host_view(branch, {m, kK}), host_view(residual, {m, kK}), host_view(res_out_cpu, {m, kK}),
+         host_view(norm_w, {kK}), 1e-6f, host_view(normed_cpu, {m, kK})},
+        host_view(w, {kN, kK}), bias ? host_view(b, {kN}) : Tensor{}, host_view(qkv_cpu, {m, kN}),
+        host_view(q_norm, {kHeadDim}), host_view(k_norm, {kHeadDim}), host_view_i32(positions, {m}),
+        host_view(table, {kMaxPos, kHeadDim}), params, host_view(k_cache_cpu, cache_shape),
+        host_view(v_cache_cpu, cache_shape), host_view_i32(slots, {m}),
+        host_view(q_cpu, {m, kNq, kHeadDim}));
+    EXPECT_CLOSE(download(res_out.tensor), res_out_cpu, kElementwiseTol);
+    EXPECT_CLOSE(download(q_out.tensor), q_cpu, kGemmTol);
+    const std::vector<float> k_gpu = download(kc_gpu.tensor), v_gpu = download(vc_gpu.tensor);
+    EXPECT_CLOSE(slot_rows(k_gpu, slots, kTokenElems), slot_rows(k_cache_cpu, slots, kTokenElems),
+                 kGemmTol);
+    EXPECT_CLOSE(slot_rows(v_gpu, slots, kTokenElems), slot_rows(v_cache_cpu, slots, kTokenElems),
+                 kGemmTol);
+    // Rows no token writes stay as they were.
+    std::vector<int32_t> others;
+    for (int32_t slot = 0; slot < kBlocks * kBlockSize; ++slot)
+      if (std::find(slots.begin(), slots.end(), slot) == slots.end()) others.push_back(slot);
+    EXPECT_EQ(slot_rows(k_gpu, others, kTokenElems), slot_rows(k_cache, others, kTokenElems));
+    EXPECT_EQ(slot_rows(v_gpu, others, kTokenElems), slot_rows(v_cache, others, kTokenElems));
+  }
 }
 
 // The norm GEMVs' arguments over test tensors (eps 1e-6): add is null for a norm without one.

@@ -110,6 +110,15 @@ std::vector<int32_t> OpTest::download_i32(const Tensor& t) {
   return values;
 }
 
+std::vector<float> slot_rows(const std::vector<float>& cache, const std::vector<int32_t>& slots,
+                             int64_t token_elems) {
+  std::vector<float> rows;
+  for (const int32_t slot : slots)
+    rows.insert(rows.end(), cache.begin() + slot * token_elems,
+                cache.begin() + (slot + 1) * token_elems);
+  return rows;
+}
+
 double relative_error(const std::vector<float>& actual, const std::vector<float>& expected) {
   if (actual.size() != expected.size()) return INFINITY;
   double diff = 0, norm = 0;

@@ -55,6 +55,11 @@ class OpTest : public ::testing::Test {
   uint64_t seed_ = 0;
 };
 
+// The cache rows at `slots` (each token_elems wide, slots >= 0), so only written slots are
+// compared.
+std::vector<float> slot_rows(const std::vector<float>& cache, const std::vector<int32_t>& slots,
+                             int64_t token_elems);
+
 // ||actual - expected|| / ||expected||; infinite when any value is NaN or sizes differ.
 double relative_error(const std::vector<float>& actual, const std::vector<float>& expected);
 

@@ -6,11 +6,11 @@
 
 namespace hadron::cuda {
 
-void CudaBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
-                                 const Tensor& positions, const Tensor& cos_sin,
-                                 const QkvParams& params, const Tensor& k_cache,
-                                 const Tensor& v_cache, const Tensor& slot_mapping,
-                                 const Tensor& q_out) {
+QkvRopeStoreArgs checked_qkv_rope_args(const Tensor& qkv, const Tensor& q_norm,
+                                       const Tensor& k_norm, const Tensor& positions,
+                                       const Tensor& cos_sin, const QkvParams& params,
+                                       const Tensor& k_cache, const Tensor& v_cache,
+                                       const Tensor& slot_mapping, const Tensor& q_out) {
   check_tensor(qkv, DType::BF16, "qkv");
   check_tensor(q_out, DType::BF16, "q_out");
   check_tensor(k_cache, DType::BF16, "k_cache");
@@ -31,12 +31,32 @@ void CudaBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const 
                    (!k_norm.defined() || k_norm.numel() == d),
                "qkv_rope_store {} (heads {}/{} x {}) into q {} and cache {}", qkv.describe(), nq,
                nkv, d, q_out.describe(), k_cache.describe());
-  launch_qkv_rope_store(
-      {qkv.data, q_norm.defined() ? q_norm.data : nullptr, k_norm.defined() ? k_norm.data : nullptr,
-       positions.ptr<int32_t>(), cos_sin.ptr<float>(), slot_mapping.ptr<int32_t>(), k_cache.data,
-       v_cache.data, q_out.data, n_tokens, nq, nkv, d, rotary_dim, params.norm_eps,
-       params.style == RopeStyle::kNeox},
-      stream_);
+  return {qkv.data,
+          q_norm.defined() ? q_norm.data : nullptr,
+          k_norm.defined() ? k_norm.data : nullptr,
+          positions.ptr<int32_t>(),
+          cos_sin.ptr<float>(),
+          slot_mapping.ptr<int32_t>(),
+          k_cache.data,
+          v_cache.data,
+          q_out.data,
+          n_tokens,
+          nq,
+          nkv,
+          d,
+          rotary_dim,
+          params.norm_eps,
+          params.style == RopeStyle::kNeox};
+}
+
+void CudaBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                                 const Tensor& positions, const Tensor& cos_sin,
+                                 const QkvParams& params, const Tensor& k_cache,
+                                 const Tensor& v_cache, const Tensor& slot_mapping,
+                                 const Tensor& q_out) {
+  launch_qkv_rope_store(checked_qkv_rope_args(qkv, q_norm, k_norm, positions, cos_sin, params,
+                                              k_cache, v_cache, slot_mapping, q_out),
+                        stream_);
 }
 
 void CudaBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,

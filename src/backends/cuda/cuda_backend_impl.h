@@ -29,6 +29,13 @@ void check_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& resid
 // Validates launch_silu_mul's operands.
 void check_silu_mul(const Tensor& gate_up, const Tensor& out);
 
+// Validates qkv_rope_store's operands and returns its kernel's arguments (attention.cpp).
+QkvRopeStoreArgs checked_qkv_rope_args(const Tensor& qkv, const Tensor& q_norm,
+                                       const Tensor& k_norm, const Tensor& positions,
+                                       const Tensor& cos_sin, const QkvParams& params,
+                                       const Tensor& k_cache, const Tensor& v_cache,
+                                       const Tensor& slot_mapping, const Tensor& q_out);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_idx) : device_idx_(device_idx) {
@@ -92,6 +99,11 @@ class CudaBackend final : public Backend {
                     const Tensor& out) override;
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
+  void qkv_projection(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                      const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                      const Tensor& positions, const Tensor& cos_sin, const QkvParams& params,
+                      const Tensor& k_cache, const Tensor& v_cache, const Tensor& slot_mapping,
+                      const Tensor& q_out) override;
   void silu_mul_linear(const Tensor& gate_up, const Tensor& activated, const Tensor& weight,
                        const Tensor& bias, const Tensor& out) override;
   void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
@@ -127,11 +139,13 @@ class CudaBackend final : public Backend {
 
  private:
   // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the
-  // activation in front fused in, or the norm in front and the activation behind.
-  enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu };
-  // For m <= kGemvMaxRows: whether `gemv` (a GEMV kind) beat `gemm` (the same work through
-  // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
-  // per shape and kind (linear.cpp).
+  // activation in front fused in, or the norm in front and the activation behind; and the
+  // wgmma decode GEMM (decode_gemm.cu) for 9-32 rows, plain or with qkv_rope_store behind.
+  enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu, kDecodeGemm, kDecodeGemmQkv };
+  // Whether `gemv` (a GEMV kind, m <= kGemvMaxRows, or a decode GEMM kind, up to
+  // kDecodeGemmMaxRows) beat `gemm` (the same work through cuBLASLt, with the separate norm or
+  // activation kernel in front, or qkv_rope_store behind) on this shape; timed once per shape
+  // and kind, for the decode GEMM per token tile (linear.cpp).
   template <typename Gemv, typename Gemm>
   bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32, const Gemv& gemv,
                    const Gemm& gemm);

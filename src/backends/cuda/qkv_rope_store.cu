@@ -7,6 +7,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/qkv_rope.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -66,32 +67,10 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   float norm_weight[kPerLane];
   if (in_range && norm != nullptr) load_f32<kPerLane>(norm + lane * kPerLane, norm_weight);
   const int32_t slot = in_range ? args.slot_mapping[t] : -1;
-  // Element d's rotation: cos and sin of its pair, the partner it mixes with, and whether it
-  // is the pair's first (x cos - partner sin) or second (x cos + partner sin).
-  const int64_t half = args.rotary_dim / 2;
-  float cosine[kPerLane], sine[kPerLane];
-  int partner[kPerLane];
-  bool first[kPerLane];
-  if (in_range && (is_q || is_k)) {
-    const float* rope_row = args.cos_sin + int64_t{args.positions[t]} * args.rotary_dim;
-#pragma unroll
-    for (int e = 0; e < kPerLane; ++e) {
-      const int d = lane * kPerLane + e;
-      if (d >= args.rotary_dim) continue;
-      int pair;
-      if (args.neox) {
-        first[e] = d < half;
-        pair = first[e] ? d : d - half;
-        partner[e] = first[e] ? d + half : d - half;
-      } else {
-        first[e] = (d & 1) == 0;
-        pair = d / 2;
-        partner[e] = d ^ 1;
-      }
-      cosine[e] = rope_row[pair];
-      sine[e] = rope_row[half + pair];
-    }
-  }
+  HeadRotation<kPerLane> rotation{};
+  if (in_range && (is_q || is_k))
+    rotation =
+        head_rotation<kPerLane>(args.cos_sin, args.positions[t], args.rotary_dim, args.neox, lane);
   pdl_wait();
   pdl_launch_dependents();
   if (!in_range) return;
@@ -113,27 +92,9 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
     store_f32<kPerLane>(dst + lane * kPerLane, x);
     return;
   }
-  if (norm != nullptr) {
-    float sum_squares = 0;
-#pragma unroll
-    for (int e = 0; e < kPerLane; ++e) sum_squares += x[e] * x[e];
-    const float inv_rms = rsqrtf(warp_sum(sum_squares) / kHeadDim + args.eps);
-#pragma unroll
-    for (int e = 0; e < kPerLane; ++e) x[e] = x[e] * inv_rms * norm_weight[e];
-  }
-#pragma unroll
-  for (int e = 0; e < kPerLane; ++e) staged[warp][lane * kPerLane + e] = x[e];
-  __syncwarp();
   float result[kPerLane];
-#pragma unroll
-  for (int e = 0; e < kPerLane; ++e) {
-    result[e] = x[e];
-    if (lane * kPerLane + e < args.rotary_dim) {
-      const float other = staged[warp][partner[e]];
-      result[e] =
-          first[e] ? x[e] * cosine[e] - other * sine[e] : x[e] * cosine[e] + other * sine[e];
-    }
-  }
+  norm_rope_head<kPerLane>(x, norm != nullptr, norm_weight, args.eps, rotation, args.rotary_dim,
+                           staged[warp], lane, result);
   store_f32<kPerLane>(dst + lane * kPerLane, result);
 }
 
