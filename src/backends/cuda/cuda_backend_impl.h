@@ -139,13 +139,11 @@ class CudaBackend final : public Backend {
 
  private:
   // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the
-  // activation in front fused in, or the norm in front and the activation behind; and the
-  // wgmma decode GEMM (decode_gemm.cu) for 9-32 rows, plain or with qkv_rope_store behind.
-  enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu, kDecodeGemm, kDecodeGemmQkv };
-  // Whether `gemv` (a GEMV kind, m <= kGemvMaxRows, or a decode GEMM kind, up to
-  // kDecodeGemmMaxRows) beat `gemm` (the same work through cuBLASLt, with the separate norm or
-  // activation kernel in front, or qkv_rope_store behind) on this shape; timed once per shape
-  // and kind, for the decode GEMM per token tile (linear.cpp).
+  // activation in front fused in, or the norm in front and the activation behind.
+  enum class GemvKind { kPlain, kNorm, kSiluMul, kNormSilu };
+  // For m <= kGemvMaxRows: whether `gemv` (a GEMV kind) beat `gemm` (the same work through
+  // cuBLASLt, with the separate norm or activation kernel in front) on this shape; timed once
+  // per shape and kind (linear.cpp).
   template <typename Gemv, typename Gemm>
   bool prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32, const Gemv& gemv,
                    const Gemm& gemm);

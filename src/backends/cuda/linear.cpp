@@ -1,13 +1,17 @@
-// CudaBackend::linear: cuBLASLt, or for decode-sized inputs the GEMV kernel (m <=
-// kGemvMaxRows) or the wgmma decode GEMM (up to kDecodeGemmMaxRows, decode_gemm.cu) when it
-// was faster on that shape. The choice is timed with events the first time a shape is seen
-// (outside stream capture, so graphs replay a decided path) and cached.
+// CudaBackend::linear: for up to kGemvMaxRows rows the GEMV kernel when it was faster than
+// cuBLASLt on that shape (timed with events the first time a shape is seen, outside stream
+// capture so graphs replay a decided path, and cached); up to kDecodeGemmMaxRows the wgmma
+// decode GEMM (decode_gemm.cu), untimed: alone after an L2 flush it can lose a few us to
+// cuBLASLt (o_proj at 16 rows: 18.6 against 16.4), but inside a step, where PDL overlaps its
+// start with the kernel before and lets the kernel after start early, taking it everywhere
+// ran Qwen3-8B 16 sequences 3-4.6% faster than the timed choice
+// (bench/results/experiments-2026-11-27-s21.md section 7); more rows: cuBLASLt.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
 // norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops.
 // qkv_projection: for the decode GEMM's rows, the norm kernel then the decode GEMM with
-// qkv_rope_store's arithmetic in its epilogue, timed against the three ops.
+// qkv_rope_store's arithmetic in its epilogue.
 // HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
 #include <algorithm>
 #include <array>
@@ -19,20 +23,11 @@
 #include "backends/cuda/kernels.h"
 
 namespace hadron::cuda {
-namespace {
-
-// The token tile launch_decode_gemm runs m rows in (16 or 32, as decode_gemm.cu dispatches):
-// its choices are made per tile, not per row count, so that prefill chunks of every length up
-// to 32 rows do not each time the candidates while serving.
-int64_t decode_gemm_tile_rows(int64_t m) { return m <= 16 ? 16 : 32; }
-
-}  // namespace
 
 template <typename Gemv, typename Gemm>
 bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bool out_f32,
                               const Gemv& gemv, const Gemm& gemm) {
-  const auto key =
-      std::tuple{kind, kind >= GemvKind::kDecodeGemm ? decode_gemm_tile_rows(m) : m, n, k, out_f32};
+  const auto key = std::tuple{kind, m, n, k, out_f32};
   if (auto it = gemv_choice_.find(key); it != gemv_choice_.end()) return it->second;
   cudaStreamCaptureStatus capture;
   CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
@@ -71,17 +66,13 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   const float gemv_ms = median(gemv_rounds), gemm_ms = median(gemm_rounds);
   static const bool log_choices = env_flag_set("HADRON_LOG_GEMV_CHOICE");
   if (log_choices) {
-    static constexpr const char* kKindNames[] = {"plain",     "norm",        "silu_mul",
-                                                 "norm_silu", "decode_gemm", "decode_gemm_qkv"};
-    static_assert(static_cast<int>(GemvKind::kDecodeGemmQkv) == 5,
-                  "kKindNames in GemvKind's order");
-    const bool decode = kind >= GemvKind::kDecodeGemm;
-    const char* own = decode ? "decode GEMM" : "GEMV";
+    static constexpr const char* kKindNames[] = {"plain", "norm", "silu_mul", "norm_silu"};
+    static_assert(static_cast<int>(GemvKind::kNormSilu) == 3, "kKindNames in GemvKind's order");
     std::fprintf(stderr,
-                 "gemv choice: %s m=%lld n=%lld k=%lld%s: %s %.1f us, cuBLASLt %.1f us -> %s\n",
+                 "gemv choice: %s m=%lld n=%lld k=%lld%s: GEMV %.1f us, cuBLASLt %.1f us -> %s\n",
                  kKindNames[static_cast<int>(kind)], static_cast<long long>(m),
-                 static_cast<long long>(n), static_cast<long long>(k), out_f32 ? " f32" : "", own,
-                 1e3f * gemv_ms, 1e3f * gemm_ms, gemv_ms < gemm_ms ? own : "cuBLASLt");
+                 static_cast<long long>(n), static_cast<long long>(k), out_f32 ? " f32" : "",
+                 1e3f * gemv_ms, 1e3f * gemm_ms, gemv_ms < gemm_ms ? "GEMV" : "cuBLASLt");
   }
   return gemv_choice_[key] = gemv_ms < gemm_ms;
 }
@@ -146,14 +137,10 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
     launch_gemv(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, stream_);
   };
   const auto gemm = [&] { gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k); };
-  const auto decode_gemm = [&] {
-    launch_decode_gemm(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, 0, stream_);
-  };
   if (m <= kGemvMaxRows && prefer_gemv(GemvKind::kPlain, m, n, k, out_f32, gemv, gemm))
     gemv();
-  else if (decode_gemm_fits(m, n, k, {x.data, weight.data, out.data}) &&
-           prefer_gemv(GemvKind::kDecodeGemm, m, n, k, out_f32, decode_gemm, gemm))
-    decode_gemm();
+  else if (decode_gemm_fits(m, n, k, {x.data, weight.data, out.data}))
+    launch_decode_gemm(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, 0, stream_);
   else
     gemm();
 }
@@ -220,10 +207,6 @@ void CudaBackend::qkv_projection(const AddRmsNorm& norm, const Tensor& weight, c
                                  const QkvParams& params, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping,
                                  const Tensor& q_out) {
-  const auto separate = [&] {
-    Backend::qkv_projection(norm, weight, bias, qkv, q_norm, k_norm, positions, cos_sin, params,
-                            k_cache, v_cache, slot_mapping, q_out);
-  };
   checked_gemv_norm_args(norm);
   const void* bias_ptr = check_linear(norm.normed, weight, bias, qkv);
   const QkvRopeStoreArgs args = checked_qkv_rope_args(
@@ -231,18 +214,13 @@ void CudaBackend::qkv_projection(const AddRmsNorm& norm, const Tensor& weight, c
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
   if (params.head_dim == 128 && qkv.dtype == DType::BF16 &&
       decode_gemm_fits(m, n, k, {norm.normed.data, weight.data})) {
-    // The qkv product handed straight to the norm + RoPE + cache writes; both paths write only
-    // what their inputs determine (the cache rows at slot_mapping), so timing may repeat them.
-    const auto fused = [&] {
-      launch_add_rms_norm(norm, m, k, stream_);
-      launch_decode_gemm_qkv_rope(norm.normed.data, weight.data, bias_ptr, args, k, 0, stream_);
-    };
-    if (prefer_gemv(GemvKind::kDecodeGemmQkv, m, n, k, false, fused, separate)) {
-      fused();
-      return;
-    }
+    // The qkv product handed straight to the norm + RoPE + cache writes (qkv unwritten).
+    launch_add_rms_norm(norm, m, k, stream_);
+    launch_decode_gemm_qkv_rope(norm.normed.data, weight.data, bias_ptr, args, k, 0, stream_);
+    return;
   }
-  separate();
+  Backend::qkv_projection(norm, weight, bias, qkv, q_norm, k_norm, positions, cos_sin, params,
+                          k_cache, v_cache, slot_mapping, q_out);
 }
 
 void CudaBackend::silu_mul_linear(const Tensor& gate_up, const Tensor& activated,
