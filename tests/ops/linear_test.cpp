@@ -1,8 +1,8 @@
-// CUDA vs CPU: linear (GEMV path for M <= 8, the wgmma decode GEMM or cuBLASLt above), bf16
-// and f32 outputs, bias;
-// add_rms_norm_linear and silu_mul_linear (the norm or the activation fused into the GEMV, or
-// run before cuBLASLt); add_rms_norm_linear_silu (the norm in front of the gate_up GEMV and
-// the activation behind it).
+// CUDA vs CPU: linear (the GEMV path for M <= 8, the wgmma decode GEMM for 9-32 rows, cuBLASLt
+// above), bf16 and f32 outputs, bias; add_rms_norm_linear and silu_mul_linear (the norm or the
+// activation fused into the GEMV, or run before the product); add_rms_norm_linear_silu (the
+// norm in front of the gate_up GEMV and the activation behind it); qkv_projection (the decode
+// GEMM with qkv_rope_store's arithmetic in its epilogue).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -217,8 +217,8 @@ TEST_F(LinearTest, DecodeGemmQkvRopeEqualsGemmThenQkvRopeStore) {
 }
 
 // The backend op from the input norm to the cache writes against the CPU's: through the GEMV
-// (1 row), the decode GEMM's rows (with qkv_rope_store in its epilogue or after it, whichever
-// the backend timed faster) and past them (cuBLASLt).
+// and qkv_rope_store (1 row), the decode GEMM with qkv_rope_store in its epilogue (16 and 32
+// rows) and cuBLASLt (40 rows).
 TEST_F(LinearTest, QkvProjectionMatchesCpu) {
   constexpr int64_t kMaxPos = 512, kBlockSize = 16, kBlocks = 16, kHeadDim = 128, kNq = 16,
                     kNkv = 4, kK = 1024;
