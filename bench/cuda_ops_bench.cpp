@@ -126,6 +126,11 @@ class Bench {
   // sequence s in its own blocks s * ceil(kv_len / kBlockSize) onwards, in order.
   AttentionArgs paged_attention(int n_seqs, int q_len, int kv_len, const void* q,
                                 const void* k_cache, const void* v_cache, void* out);
+  // Attention at Qwen3-8B's heads over these query offsets, context lengths and block tables
+  // (uploaded); q, the caches and out left null.
+  AttentionArgs attention_args(const std::vector<int32_t>& cu, const std::vector<int32_t>& kv_lens,
+                               const std::vector<int32_t>& tables, int max_q, int max_kv,
+                               int max_blocks);
 
   cudaStream_t stream_;
   int n_sms_ = 0;
@@ -237,19 +242,31 @@ AttentionArgs Bench::paged_attention(int n_seqs, int q_len, int kv_len, const vo
   std::vector<int32_t> tables(int64_t{n_seqs} * blocks_per_seq), cu(n_seqs + 1), kv(n_seqs, kv_len);
   for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
   for (int s = 0; s <= n_seqs; ++s) cu[s] = s * q_len;
-  return {q,
-          k_cache,
-          v_cache,
-          out,
+  AttentionArgs args = attention_args(cu, kv, tables, q_len, kv_len, blocks_per_seq);
+  args.q = q;
+  args.k_cache = k_cache;
+  args.v_cache = v_cache;
+  args.out = out;
+  return args;
+}
+
+AttentionArgs Bench::attention_args(const std::vector<int32_t>& cu,
+                                    const std::vector<int32_t>& kv_lens,
+                                    const std::vector<int32_t>& tables, int max_q, int max_kv,
+                                    int max_blocks) {
+  return {nullptr,
+          nullptr,
+          nullptr,
+          nullptr,
           static_cast<int32_t*>(arena_.i32(cu)),
-          static_cast<int32_t*>(arena_.i32(kv)),
+          static_cast<int32_t*>(arena_.i32(kv_lens)),
           static_cast<int32_t*>(arena_.i32(tables)),
-          n_seqs,
-          n_seqs * q_len,
-          q_len,
-          kv_len,
+          static_cast<int>(kv_lens.size()),
+          cu.back(),
+          max_q,
+          max_kv,
           kBlockSize,
-          blocks_per_seq,
+          max_blocks,
           kHeads,
           kKvHeads,
           kHeadDim,
@@ -378,26 +395,8 @@ void Bench::decode_attention(const std::string& phase, const std::vector<int>& k
   for (int kv_len : kv_lens) keys += kv_len;
   const double kv_bytes = 2.0 * 2 * keys * kKvHeads * kHeadDim;
   const int64_t cache_elems = int64_t{n_blocks} * kBlockSize * kKvHeads * kHeadDim;
-  const std::vector<int32_t> lens(kv_lens.begin(), kv_lens.end());
-  AttentionArgs base{nullptr,
-                     nullptr,
-                     nullptr,
-                     nullptr,
-                     static_cast<int32_t*>(arena_.i32(cu)),
-                     static_cast<int32_t*>(arena_.i32(lens)),
-                     static_cast<int32_t*>(arena_.i32(tables)),
-                     n_seqs,
-                     n_seqs,
-                     1,
-                     max_kv,
-                     kBlockSize,
-                     max_blocks,
-                     kHeads,
-                     kKvHeads,
-                     kHeadDim,
-                     0.0883883f,
-                     0,
-                     nullptr};
+  const AttentionArgs base = attention_args(
+      cu, std::vector<int32_t>(kv_lens.begin(), kv_lens.end()), tables, 1, max_kv, max_blocks);
   const int copies = copies_for(kv_bytes);
   std::vector<AttentionArgs> args(copies, base);
   for (AttentionArgs& a : args) {

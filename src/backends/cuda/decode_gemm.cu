@@ -34,7 +34,6 @@ namespace hadron::cuda {
 namespace {
 
 namespace cg = cooperative_groups;
-using bf16 = __nv_bfloat16;
 
 constexpr int kBlockN = 128;   // weight rows a CTA
 constexpr int kBlockK = 64;    // one 128-byte swizzled row of bf16
@@ -274,30 +273,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     const QkvRopeStoreArgs& a = p.rope;
     const int head = n0 / kBlockN, warp = static_cast<int>(threadIdx.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) % 32;
-    const bool is_q = head < a.n_heads, is_k = !is_q && head < a.n_heads + a.n_kv_heads;
-    const bf16* norm = static_cast<const bf16*>(is_q ? a.q_norm : is_k ? a.k_norm : nullptr);
+    const QkvHead h = qkv_head(a, head);
     float norm_weight[4];
-    if (norm != nullptr)
-      for (int e = 0; e < 4; ++e) norm_weight[e] = __bfloat162float(norm[4 * lane + e]);
+    if (h.norm != nullptr)
+      for (int e = 0; e < 4; ++e) norm_weight[e] = __bfloat162float(h.norm[4 * lane + e]);
     float* staged = tile_sums + kTokens * kTileStride + warp * kBlockN;
     for (int token = split + splits * warp; token < rows; token += splits * (kThreads / 32)) {
       const int32_t slot = a.slot_mapping[token];
-      if (!is_q && slot < 0) continue;  // padding token: no cache write
+      if (!h.is_q && slot < 0) continue;  // padding token: no cache write
       float x[4];
       quad_sum(token, lane, x);
       for (int e = 0; e < 4; ++e) x[e] = __bfloat162float(__float2bfloat16(x[e]));  // qkv's bf16
-      bf16* dst;
-      if (is_q) {
-        dst = static_cast<bf16*>(a.q_out) + (int64_t{token} * a.n_heads + head) * kBlockN;
-      } else {
-        const int64_t kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
-        dst = static_cast<bf16*>(is_k ? a.k_cache : a.v_cache) +
-              (int64_t{slot} * a.n_kv_heads + kv_head) * kBlockN;
-      }
+      bf16* dst = qkv_head_dst(a, h, head, token, slot);
       float result[4] = {x[0], x[1], x[2], x[3]};
-      if (is_q || is_k)
+      if (h.is_q || h.is_k)
         norm_rope_head<4>(
-            x, norm != nullptr, norm_weight, a.eps,
+            x, h.norm != nullptr, norm_weight, a.eps,
             head_rotation<4>(a.cos_sin, a.positions[token], a.rotary_dim, a.neox, lane),
             a.rotary_dim, staged, lane, result);
       uint2 packed;

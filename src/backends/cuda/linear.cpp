@@ -207,14 +207,15 @@ void CudaBackend::qkv_projection(const AddRmsNorm& norm, const Tensor& weight, c
                                  const QkvParams& params, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping,
                                  const Tensor& q_out) {
-  checked_gemv_norm_args(norm);
-  const void* bias_ptr = check_linear(norm.normed, weight, bias, qkv);
-  const QkvRopeStoreArgs args = checked_qkv_rope_args(
-      qkv, q_norm, k_norm, positions, cos_sin, params, k_cache, v_cache, slot_mapping, q_out);
+  checked_gemv_norm_args(norm);  // normed's shape is read below
   const int64_t k = norm.normed.size(-1), m = norm.normed.numel() / k, n = weight.size(0);
   if (params.head_dim == 128 && qkv.dtype == DType::BF16 &&
       decode_gemm_fits(m, n, k, {norm.normed.data, weight.data})) {
-    // The qkv product handed straight to the norm + RoPE + cache writes (qkv unwritten).
+    // The qkv product handed straight to the norm + RoPE + cache writes (qkv unwritten). The
+    // separate ops below check their own operands.
+    const void* bias_ptr = check_linear(norm.normed, weight, bias, qkv);
+    const QkvRopeStoreArgs args = checked_qkv_rope_args(
+        qkv, q_norm, k_norm, positions, cos_sin, params, k_cache, v_cache, slot_mapping, q_out);
     launch_add_rms_norm(norm, m, k, stream_);
     launch_decode_gemm_qkv_rope(norm.normed.data, weight.data, bias_ptr, args, k, 0, stream_);
     return;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/kernels.h"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -79,6 +80,27 @@ __device__ __forceinline__ void norm_rope_head(float (&x)[kPerLane], bool norm,
                                     : x[e] * rotation.cosine[e] + other * rotation.sine[e];
     }
   }
+}
+
+// Which of q, k and v head `head` of a qkv row is, and the norm it takes (q_norm, k_norm or
+// none).
+struct QkvHead {
+  bool is_q, is_k;  // else v
+  const bf16* norm;
+};
+
+__device__ __forceinline__ QkvHead qkv_head(const QkvRopeStoreArgs& a, int64_t head) {
+  const bool is_q = head < a.n_heads, is_k = !is_q && head < a.n_heads + a.n_kv_heads;
+  return {is_q, is_k, static_cast<const bf16*>(is_q ? a.q_norm : is_k ? a.k_norm : nullptr)};
+}
+
+// Where token t's head goes: q_out for q, the cache row at slot (>= 0) for k and v.
+__device__ __forceinline__ bf16* qkv_head_dst(const QkvRopeStoreArgs& a, const QkvHead& h,
+                                              int64_t head, int64_t t, int32_t slot) {
+  if (h.is_q) return static_cast<bf16*>(a.q_out) + (t * a.n_heads + head) * a.head_dim;
+  const int64_t kv_head = h.is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
+  return static_cast<bf16*>(h.is_k ? a.k_cache : a.v_cache) +
+         (int64_t{slot} * a.n_kv_heads + kv_head) * a.head_dim;
 }
 
 }  // namespace hadron::cuda

@@ -59,41 +59,33 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const int64_t item = blockIdx.x * int64_t{kWarps} + warp;
   const bool in_range = item < args.n_tokens * heads_per_token;
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
-  const bool is_q = head < args.n_heads, is_k = !is_q && head < args.n_heads + args.n_kv_heads;
+  const QkvHead h = qkv_head(args, head);
   // Read before waiting on the kernel that wrote qkv, so that only qkv's load is left after
   // the wait: the norm weights and the cos/sin table are constants, positions and slots are
   // copied from the host before the step's kernels run (launch.cuh).
-  const bf16* norm = static_cast<const bf16*>(is_q ? args.q_norm : is_k ? args.k_norm : nullptr);
   float norm_weight[kPerLane];
-  if (in_range && norm != nullptr) load_f32<kPerLane>(norm + lane * kPerLane, norm_weight);
+  if (in_range && h.norm != nullptr) load_f32<kPerLane>(h.norm + lane * kPerLane, norm_weight);
   const int32_t slot = in_range ? args.slot_mapping[t] : -1;
   HeadRotation<kPerLane> rotation{};
-  if (in_range && (is_q || is_k))
+  if (in_range && (h.is_q || h.is_k))
     rotation =
         head_rotation<kPerLane>(args.cos_sin, args.positions[t], args.rotary_dim, args.neox, lane);
   pdl_wait();
   pdl_launch_dependents();
   if (!in_range) return;
-  if (!is_q && slot < 0) return;  // padding token: no cache write
+  if (!h.is_q && slot < 0) return;  // padding token: no cache write
 
   const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * kHeadDim;
   float x[kPerLane];
   load_f32<kPerLane>(src + lane * kPerLane, x);
 
-  bf16* dst;
-  if (is_q) {
-    dst = static_cast<bf16*>(args.q_out) + (t * args.n_heads + head) * kHeadDim;
-  } else {
-    const int64_t kv_head = is_k ? head - args.n_heads : head - args.n_heads - args.n_kv_heads;
-    bf16* cache = static_cast<bf16*>(is_k ? args.k_cache : args.v_cache);
-    dst = cache + (int64_t{slot} * args.n_kv_heads + kv_head) * kHeadDim;
-  }
-  if (!is_q && !is_k) {  // v: a plain copy
+  bf16* dst = qkv_head_dst(args, h, head, t, slot);
+  if (!h.is_q && !h.is_k) {  // v: a plain copy
     store_f32<kPerLane>(dst + lane * kPerLane, x);
     return;
   }
   float result[kPerLane];
-  norm_rope_head<kPerLane>(x, norm != nullptr, norm_weight, args.eps, rotation, args.rotary_dim,
+  norm_rope_head<kPerLane>(x, h.norm != nullptr, norm_weight, args.eps, rotation, args.rotary_dim,
                            staged[warp], lane, result);
   store_f32<kPerLane>(dst + lane * kPerLane, result);
 }
