@@ -185,7 +185,7 @@ void Bench::decode_gemm_sweep() {
                           {"o_proj", kHidden, kHeads * kHeadDim},
                           {"gate_up_proj", 2 * kInter, kHidden},
                           {"down_proj", kHidden, kInter}};
-  for (const int64_t m : {9, 16, 24, 32}) {
+  for (const int64_t m : {4, 8, 16, 32, 48, 64}) {
     for (const Shape& s : shapes) {
       const double bytes = 2.0 * (s.n * s.k + m * s.k) + 2.0 * m * s.n;
       const int copies = copies_for(bytes);

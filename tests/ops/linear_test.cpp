@@ -122,7 +122,10 @@ TEST_F(LinearTest, DecodeGemmMatchesCpu) {
         Case{16, 1000, 136, true, DType::F32}, Case{17, 6144, 512, false, DType::BF16},
         Case{32, 2048, 1000, true, DType::BF16}, Case{24, 128, 4096, false, DType::F32},
         Case{25, 24576, 256, true, DType::BF16}, Case{32, 4096, 12288, false, DType::BF16},
-        Case{31, 16384, 264, true, DType::F32}, Case{3, 256, 64, false, DType::BF16}}) {
+        Case{31, 16384, 264, true, DType::F32}, Case{3, 256, 64, false, DType::BF16},
+        Case{33, 2048, 1000, true, DType::BF16}, Case{64, 640, 4096, false, DType::F32},
+        Case{57, 24576, 256, true, DType::BF16}, Case{64, 4096, 12288, false, DType::BF16},
+        Case{5, 4096, 4096, true, DType::BF16}, Case{8, 16384, 264, true, DType::F32}}) {
     std::vector<float> x = random_floats(c.m * c.k), w = random_floats(c.n * c.k, 0.05f),
                        b = random_floats(c.n);
     DeviceTensor x_gpu = upload(x, {c.m, c.k}), w_gpu = upload(w, {c.n, c.k}),
@@ -156,7 +159,10 @@ TEST_F(LinearTest, DecodeGemmQkvRopeEqualsGemmThenQkvRopeStore) {
   for (const auto& [m, nq, nkv, k, rotary, norms, bias, neox] :
        {std::tuple{9, 32, 8, 4096, 128, true, false, true},
         {32, 16, 4, 1024, 64, false, true, true},
-        {20, 4, 4, 520, 128, true, true, false}}) {
+        {20, 4, 4, 520, 128, true, true, false},
+        {64, 16, 4, 1024, 64, false, true, true},
+        {41, 5, 1, 520, 128, true, true, false},
+        {3, 8, 2, 4096, 128, true, false, true}}) {
     const int64_t n = (nq + 2 * nkv) * kHeadDim;
     const std::vector<int64_t> cache_shape{kBlocks, kBlockSize, nkv, kHeadDim};
     std::vector<float> x = random_floats(m * k), w = random_floats(n * k, 0.05f),
@@ -217,14 +223,15 @@ TEST_F(LinearTest, DecodeGemmQkvRopeEqualsGemmThenQkvRopeStore) {
 }
 
 // The backend op from the input norm to the cache writes against the CPU's: through the GEMV
-// and qkv_rope_store (1 row), the decode GEMM with qkv_rope_store in its epilogue (16 and 32
-// rows) and cuBLASLt (40 rows).
+// and qkv_rope_store (1 row), the decode GEMM with qkv_rope_store in its epilogue (4-64 rows)
+// and cuBLASLt (80 rows).
 TEST_F(LinearTest, QkvProjectionMatchesCpu) {
   constexpr int64_t kMaxPos = 512, kBlockSize = 16, kBlocks = 16, kHeadDim = 128, kNq = 16,
                     kNkv = 4, kK = 1024;
   constexpr int64_t kN = (kNq + 2 * kNkv) * kHeadDim, kTokenElems = kNkv * kHeadDim;
   const std::vector<int64_t> cache_shape{kBlocks, kBlockSize, kNkv, kHeadDim};
-  for (const auto& [m, bias] : {std::pair{1, false}, {16, true}, {32, false}, {40, true}}) {
+  for (const auto& [m, bias] :
+       {std::pair{1, false}, {4, true}, {16, true}, {32, false}, {64, true}, {80, false}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " bias " << bias);
     std::vector<float> residual = random_floats(m * kK), branch = random_floats(m * kK, 2.0f),
                        norm_w = random_floats(kK, 0.5f), w = random_floats(kN * kK, 0.05f),

@@ -1,5 +1,5 @@
 // Decode-batch GEMM on Hopper tensor cores: out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n]) for
-// 9-32 rows, where the weights (n x k) are the bytes that matter and the step is bound by
+// 3-64 rows, where the weights (n x k) are the bytes that matter and the step is bound by
 // streaming them once. Each CTA owns 128 weight rows (two consumer warpgroups of 64, wgmma m64
 // with the tokens as wgmma's N: the product is computed transposed, out^T = w x^T) and a slice
 // of k; one producer thread feeds a ring of stages with TMA (128-byte-swizzled 64-wide k blocks
@@ -12,8 +12,9 @@
 // qkv_rope_store's per-head arithmetic (qkv_rope.cuh) in the epilogue: q to q_out, k and v into
 // the paged cache, no qkv tensor.
 // Why not more rows: every CTA reads its k slice of x from L2 as well, as many bytes as its
-// weights at 128 rows; from 64 rows on cuBLASLt is as fast or faster, and a deeper ring (the
-// whole 227 KB) streams no faster (bench/results/experiments-2026-11-27-s21.md).
+// weights at 128 rows, where cuBLASLt is faster; a deeper ring (the whole 227 KB) streams no
+// faster, and pairs of tiles sharing x by multicast ran 2-2.5x slower
+// (bench/results/experiments-2026-11-27-s21.md, -s22.md).
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -109,6 +110,24 @@ __device__ __forceinline__ void wgmma_bf16<32>(float (&d)[16], uint64_t desc_a, 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
         "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
         "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_bf16<64>(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
@@ -417,13 +436,14 @@ void launch_with(const void* x, const void* w, DecodeGemmParams p, int splits,
   CUDA_CHECK_LAUNCH();
 }
 
-// Dispatches m to the token tile (16 or 32 rows).
+// Dispatches m to the token tile (16, 32 or 64 rows).
 template <Kind kKind>
 void launch_rows(const void* x, const void* w, const DecodeGemmParams& p, int splits,
                  cudaStream_t stream) {
   if (p.m <= 16) return launch_with<16, kKind>(x, w, p, splits, stream);
   if (p.m <= 32) return launch_with<32, kKind>(x, w, p, splits, stream);
-  fail_dispatch("decode_gemm rows", p.m, {16, 32});
+  if (p.m <= 64) return launch_with<64, kKind>(x, w, p, splits, stream);
+  fail_dispatch("decode_gemm rows", p.m, {16, 32, 64});
 }
 
 // The parameters of an m x n x k product into out.

@@ -58,11 +58,13 @@ void launch_silu_mul(const void* gate_up, void* out, int64_t n_tokens, int64_t i
 void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n_rows,
                         int64_t row_bytes, cudaStream_t stream);
 
-// out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n], in out's dtype) for m <= 32 on wgmma tensor
+// out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n], in out's dtype) for m <= 64 on wgmma tensor
 // cores, weights streamed by TMA (decode_gemm.cu). k % 8 == 0, n % 8 == 0, 16-byte aligned
 // x and w. splits: the k split (1-8 CTAs of a cluster a tile of 128 weight rows); 0 picks it
-// from the shape.
-inline constexpr int64_t kDecodeGemmMaxRows = 32;
+// from the shape. The engine takes it for kDecodeGemmMinRows to kDecodeGemmMaxRows rows
+// (linear.cpp); fewer rows go to the GEMV, more to cuBLASLt.
+inline constexpr int64_t kDecodeGemmMinRows = 3;
+inline constexpr int64_t kDecodeGemmMaxRows = 64;
 void launch_decode_gemm(const void* x, const void* w, const void* bias, void* out, bool out_f32,
                         int64_t m, int64_t n, int64_t k, int splits, cudaStream_t stream);
 // launch_decode_gemm (bf16, as the qkv tensor) of x and the merged q/k/v weight w

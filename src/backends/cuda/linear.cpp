@@ -1,11 +1,13 @@
-// CudaBackend::linear: for up to kGemvMaxRows rows the GEMV kernel when it was faster than
-// cuBLASLt on that shape (timed with events the first time a shape is seen, outside stream
-// capture so graphs replay a decided path, and cached); up to kDecodeGemmMaxRows the wgmma
-// decode GEMM (decode_gemm.cu), untimed: alone after an L2 flush it can lose a few us to
-// cuBLASLt (o_proj at 16 rows: 18.6 against 16.4), but inside a step, where PDL overlaps its
-// start with the kernel before and lets the kernel after start early, taking it everywhere
-// ran Qwen3-8B 16 sequences 3-4.6% faster than the timed choice
-// (bench/results/experiments-2026-11-27-s21.md section 7); more rows: cuBLASLt.
+// CudaBackend::linear: for kDecodeGemmMinRows to kDecodeGemmMaxRows rows the wgmma decode GEMM
+// (decode_gemm.cu), untimed: alone after an L2 flush it can lose a few us to cuBLASLt (o_proj
+// at 16 rows: 18.6 against 16.4), but inside a step, where PDL overlaps its start with the
+// kernel before and lets the kernel after start early, taking it everywhere ran Qwen3-8B 16
+// sequences 3-4.6% faster than the timed choice (bench/results/experiments-2026-11-27-s21.md
+// section 7), 4 and 8 sequences ~5% faster than the GEMV and 64 sequences 1.6% faster than
+// cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to cuBLASLt. Below:
+// the GEMV kernel when it was faster than cuBLASLt on that shape (timed with events the
+// first time a shape is seen, outside stream capture so graphs replay a decided path, and
+// cached); above: cuBLASLt.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
@@ -116,13 +118,14 @@ void launch_add_rms_norm(const AddRmsNorm& norm, int64_t m, int64_t k, cudaStrea
                   norm.eps, stream);
 }
 
-// Whether the wgmma decode GEMM takes a product of m rows (HADRON_DECODE_GEMM=0: never): 9-32
-// rows, n and k multiples of 8, every operand 16-byte aligned.
+// Whether the wgmma decode GEMM takes a product of m rows (HADRON_DECODE_GEMM=0: never):
+// kDecodeGemmMinRows to kDecodeGemmMaxRows rows, n and k multiples of 8, every operand
+// 16-byte aligned. The GEMV and its fused forms are considered only where it does not.
 bool decode_gemm_fits(int64_t m, int64_t n, int64_t k, std::initializer_list<const void*> data) {
   static const bool on = env_switch_on("HADRON_DECODE_GEMM");
   uintptr_t bits = 0;
   for (const void* p : data) bits |= reinterpret_cast<uintptr_t>(p);
-  return on && m > kGemvMaxRows && m <= kDecodeGemmMaxRows && n % 8 == 0 && k % 8 == 0 &&
+  return on && m >= kDecodeGemmMinRows && m <= kDecodeGemmMaxRows && n % 8 == 0 && k % 8 == 0 &&
          bits % 16 == 0;
 }
 
@@ -137,10 +140,10 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
     launch_gemv(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, stream_);
   };
   const auto gemm = [&] { gemm_->run(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k); };
-  if (m <= kGemvMaxRows && prefer_gemv(GemvKind::kPlain, m, n, k, out_f32, gemv, gemm))
-    gemv();
-  else if (decode_gemm_fits(m, n, k, {x.data, weight.data, out.data}))
+  if (decode_gemm_fits(m, n, k, {x.data, weight.data, out.data}))
     launch_decode_gemm(x.data, weight.data, bias_ptr, out.data, out_f32, m, n, k, 0, stream_);
+  else if (m <= kGemvMaxRows && prefer_gemv(GemvKind::kPlain, m, n, k, out_f32, gemv, gemm))
+    gemv();
   else
     gemm();
 }
@@ -156,6 +159,7 @@ void CudaBackend::fused_or_linear(GemvKind kind, const Fused& fused, const First
     gemm_->run(x.data, weight.data, bias_ptr, out.data, false, m, n, k);
   };
   if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes && out.dtype == DType::BF16 &&
+      !decode_gemm_fits(m, n, k, {x.data, weight.data, out.data}) &&
       prefer_gemv(kind, m, n, k, false, fused, separate)) {
     fused();
     return;
@@ -187,7 +191,8 @@ void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor&
   const auto separate = [&] {
     Backend::add_rms_norm_linear_silu(norm, weight, gate_up, activated);
   };
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes) {
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes &&
+      !decode_gemm_fits(m, n, k, {norm.normed.data, weight.data, gate_up.data})) {
     // Like add_rms_norm_linear's, the fused kernel reads only the inputs, so timing may
     // repeat it; it leaves gate_up unwritten.
     const auto fused = [&] {
