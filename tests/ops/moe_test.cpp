@@ -210,8 +210,8 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
 
 // Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels (bf16: the streaming decode
 // kernels where their inputs fit in shared memory), and MXFP4 weights the tensor-core decode
-// kernels up to kMoeMxfp4DecodeMaxTokens (8); more tokens take the sorted path, whose bf16
-// products run on tensor cores (MXFP4 ones on CUDA cores).
+// kernels up to kMoeMxfp4DecodeMaxTokens (8); more tokens take the sorted path, whose
+// products run on tensor cores (MXFP4 codes decoded into shared memory).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
       // Qwen3-30B-A3B's expert shape (fewer experts, to keep the host reference small)
@@ -243,8 +243,11 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
       {8, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
       {5, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},
       {7, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},
+      // 9 tokens and more: the sorted path's grouped GEMMs
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
-      {70, 16, 2, 256, 160, MoeActivation::kClampedSwiGluInterleaved, true, true}};
+      {70, 16, 2, 256, 160, MoeActivation::kClampedSwiGluInterleaved, true, true},  // K % 64 = 32
+      {40, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
+      {130, 8, 4, 192, 96, MoeActivation::kSwiGlu, false, true}};  // 65 rows of one expert
   for (const ExpertsCase& c : cases) check(c, true);
 }
 
@@ -257,7 +260,8 @@ TEST_F(MoeExpertsTest, Mxfp4WideScalesMatchCpu) {
   scale_hi_ = 140;
   const ExpertsCase cases[] = {
       {1, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, false},
-      {2, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, true}};
+      {2, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, true},
+      {12, 8, 4, 256, 128, MoeActivation::kClampedSwiGluInterleaved, true, true}};  // sorted
   for (const ExpertsCase& c : cases) check(c, true);
 }
 

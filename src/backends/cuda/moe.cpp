@@ -111,12 +111,14 @@ void check_expert_weights(const MoeExpertWeights& w, int64_t n_experts, int64_t 
   if (w.mxfp4()) {
     check_tensor(w.gate_up_scales, DType::U8, "moe_experts gate_up_scales");
     check_tensor(w.down_scales, DType::U8, "moe_experts down_scales");
-    HADRON_CHECK(hidden % 32 == 0 && inter % 32 == 0 &&
+    HADRON_CHECK(hidden % 32 == 0 && inter % 32 == 0 && hidden <= kMoeMxfp4MaxK &&
+                     inter <= kMoeMxfp4MaxK &&
                      w.gate_up_scales.numel() == n_experts * 2 * inter * hidden / 32 &&
                      w.down_scales.numel() == n_experts * hidden * inter / 32,
                  "moe_experts MXFP4 scales {} and {} for {} experts, hidden {}, intermediate {} "
-                 "(both multiples of 32)",
-                 w.gate_up_scales.describe(), w.down_scales.describe(), n_experts, hidden, inter);
+                 "(both multiples of 32, at most {})",
+                 w.gate_up_scales.describe(), w.down_scales.describe(), n_experts, hidden, inter,
+                 kMoeMxfp4MaxK);
   }
   if (w.gate_up_bias.defined()) {
     check_tensor(w.gate_up_bias, DType::BF16, "moe_experts gate_up_bias");

@@ -5,7 +5,8 @@
 // output columns of every token (bf16 weights go to moe_decode.cu's kernels first, which
 // stream faster, and MXFP4 weights to moe_mxfp4_decode.cu's tensor-core kernels; these serve
 // rows too wide for their shared memory). Larger batches: sort the pairs by expert on the
-// device, one grouped pass per projection, then a per-token combine. Outputs are summed in
+// device, one grouped tensor-core pass per projection (moe_grouped_gemm.cu), then a
+// per-token combine. Outputs are summed in
 // slot order (deterministic: no atomics on outputs); no host synchronisation, so usable in
 // CUDA graphs.
 // Kernels follow launch.cuh's contract: pdl_wait() first, as the inputs are activations.
@@ -263,57 +264,6 @@ __global__ void __launch_bounds__(kAlignThreads)
   }
 }
 
-// activated[row, i] = act(gate_i . x + b, up_i . x + b) for the rows of one active expert.
-template <bool kMxfp4>
-__global__ void __launch_bounds__(kWarps * 32)
-    moe_gate_up_kernel(MoeExpertsArgs a, MoeWorkspace w) {
-  pdl_wait();
-  if (blockIdx.y >= w.active[a.n_experts]) return;
-  const int e = w.active[blockIdx.y], lane = threadIdx.x % 32;
-  const int64_t i = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
-  if (i >= a.inter) return;
-  const GateUpRows g = gate_up_rows<kMxfp4>(a, e, i);
-  const int begin = w.offsets[e], end = w.offsets[e + 1];
-  for (int m0 = begin; m0 < end; m0 += kTokens) {
-    const int n_m = min(kTokens, end - m0);
-    const bf16* x[kTokens];
-    int rows[kTokens];
-#pragma unroll
-    for (int m = 0; m < kTokens; ++m) {
-      rows[m] = m0 + min(m, n_m - 1);
-      x[m] = static_cast<const bf16*>(a.x) + int64_t{w.sorted_pairs[rows[m]] / a.top_k} * a.hidden;
-    }
-    gate_up_tokens<kMxfp4>(a, g, x, rows, n_m, i, lane, static_cast<bf16*>(w.activated));
-  }
-}
-
-// expert_out[row, h] = down_h . activated[row] + b for the rows of one active expert.
-template <bool kMxfp4>
-__global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeExpertsArgs a, MoeWorkspace w) {
-  pdl_wait();
-  if (blockIdx.y >= w.active[a.n_experts]) return;
-  const int e = w.active[blockIdx.y], lane = threadIdx.x % 32;
-  const int64_t h = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
-  if (h >= a.hidden) return;
-  const WeightRow rows[1] = {weight_row<kMxfp4>(a.down, a.down_scales, e * a.hidden + h, a.inter)};
-  const float bias = moe_bias(a.down_bias, e * a.hidden + h);
-  const int begin = w.offsets[e], end = w.offsets[e + 1];
-  auto* expert_out = static_cast<bf16*>(w.expert_out);
-  for (int m0 = begin; m0 < end; m0 += kTokens) {
-    const int n_m = min(kTokens, end - m0);
-    const bf16* x[kTokens];
-#pragma unroll
-    for (int m = 0; m < kTokens; ++m)
-      x[m] = static_cast<const bf16*>(w.activated) + int64_t{m0 + min(m, n_m - 1)} * a.inter;
-    float acc[kTokens][1] = {};
-    dot_rows<kMxfp4, 1, kTokens>(rows, x, n_m, a.inter, lane, acc);
-    if (lane < n_m)
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m)
-        if (m == lane) expert_out[(m0 + m) * a.hidden + h] = __float2bfloat16(acc[m][0] + bias);
-  }
-}
-
 // out[t] (+)= sum_j topk_weights[t, j] * expert_out[pair_rows[t * k + j]], 8 columns a thread.
 __global__ void moe_combine_kernel(MoeExpertsArgs a, MoeWorkspace w) {
   pdl_wait();
@@ -354,23 +304,13 @@ void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cud
              kWarps * 32, 0, stream, args, activated);
 }
 
-template <bool kMxfp4>
 void launch_sorted(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cudaStream_t stream) {
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const size_t align_shared = 2 * size_t{static_cast<size_t>(args.n_experts)} * sizeof(int);
   launch_pdl(moe_align_kernel, 1, kAlignThreads, align_shared, stream, args.topk_ids,
              static_cast<int>(n_pairs), args.n_experts, workspace);
-  if constexpr (!kMxfp4) {
-    launch_moe_gate_up_mma(args, workspace, stream);
-    launch_moe_down_mma(args, workspace, stream);
-  } else {
-    // At most min(E, pairs) experts are active; blocks past the active count exit at once.
-    const auto max_active = static_cast<unsigned>(std::min<int64_t>(args.n_experts, n_pairs));
-    const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)), max_active);
-    launch_pdl(moe_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args, workspace);
-    const dim3 down_grid(static_cast<unsigned>(ceil_div(args.hidden, kWarps)), max_active);
-    launch_pdl(moe_down_kernel<kMxfp4>, down_grid, kWarps * 32, 0, stream, args, workspace);
-  }
+  launch_moe_gate_up_mma(args, workspace, stream);
+  launch_moe_down_mma(args, workspace, stream);
   const int combine_threads = static_cast<int>(std::min<int64_t>(256, ceil_div(args.hidden, 8)));
   launch_pdl(moe_combine_kernel, static_cast<unsigned>(args.n_tokens), combine_threads, 0, stream,
              args, workspace);
@@ -386,7 +326,7 @@ void launch_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
   if (args.n_tokens <= kMoeSmallMaxTokens)
     launch_small<kMxfp4>(args, workspace, stream);
   else
-    launch_sorted<kMxfp4>(args, workspace, stream);
+    launch_sorted(args, workspace, stream);
 }
 
 }  // namespace

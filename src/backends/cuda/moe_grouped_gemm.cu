@@ -1,13 +1,17 @@
 // Tensor-core grouped GEMMs for the experts of large batches (prefill, big decode batches),
-// bf16 weights: the (token, slot) pairs are already sorted by expert (moe_align_kernel), and
-// each CTA computes a 64-row x 128-column tile of one expert's product with mma.sync
-// m16n8k16 (fp32 accumulation), K in steps of 64 through a 3-stage cp.async ring of swizzled
-// shared-memory tiles.
+// bf16 or MXFP4 weights: the (token, slot) pairs are already sorted by expert
+// (moe_align_kernel), and each CTA computes a 64-row x 128-column tile of one expert's product
+// with mma.sync m16n8k16 (fp32 accumulation), K in steps of 64 through a 3-stage cp.async ring
+// of swizzled shared-memory tiles.
 //  - gate_up: A = the tile's token rows of x (gathered through sorted_pairs), B = 64 gate rows
 //    and the 64 matching up rows of the expert, so each thread holds a gate and its up value
 //    and the epilogue writes act(gate + b, up + b) straight into `activated`.
 //  - down: A = rows of `activated` (sorted order), B = 128 rows of the expert's down matrix;
 //    the epilogue writes expert_out (+ bias) for the combine kernel.
+//  - MXFP4 weights: the ring holds B's packed codes (32 bytes a row per k step) and the CTA's
+//    scale bytes sit in shared memory for all of K (its 128 B rows are fixed); each k step,
+//    thread t decodes row t's 64 values (moe_weights.cuh, times the block's scale: exact in
+//    bf16) into one bf16 B tile the mma loop reads as it reads a bf16 stage.
 // CTA x-indices enumerate the tiles of the active experts in order (each CTA finds its expert
 // with a block-wide scan of the experts' tile counts; indices past the last tile exit), so
 // the grid needs no host synchronisation and serves CUDA graphs.
@@ -17,6 +21,7 @@
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/mma.cuh"
 #include "backends/cuda/moe_grouped_gemm.cuh"
+#include "backends/cuda/moe_weights.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -31,6 +36,14 @@ constexpr int kSmemBytes = kStages * kStageBytes;
 constexpr int kARowsPerThread = kBM * kChunks / kThreads;  // 4
 constexpr int kBRowsPerThread = kBN * kChunks / kThreads;  // 8
 constexpr int kRowStride = kThreads / kChunks;             // 16 rows between a thread's rows
+// MXFP4: a stage holds A and B's packed codes (kBN rows of kBK / 2 bytes); the decoded bf16 B
+// tile and the scale bytes follow the ring. Thread t decodes B row t.
+constexpr int kPackedRowBytes = kBK / 2;  // two 16-byte chunks of 32 codes, a scale each
+constexpr int kPackedStageBytes = kATileBytes + kBN * kPackedRowBytes;
+constexpr int kMaxSmemBytes = 200 * 1024;  // the attribute set once (MXFP4's scales grow with K)
+static_assert(kStages * kPackedStageBytes + kBTileBytes + kBN * (kMoeMxfp4MaxK / 32) <=
+              kMaxSmemBytes);
+static_assert(kThreads == kBN, "MXFP4: a thread decodes one B row");
 
 enum class Product { kGateUp, kDown };
 
@@ -74,7 +87,7 @@ __device__ Tile find_tile(const MoeExpertsArgs& a, const MoeWorkspace& w) {
   return found;
 }
 
-template <Product kProduct>
+template <Product kProduct, bool kMxfp4>
 __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, MoeWorkspace w) {
   extern __shared__ __align__(128) unsigned char smem[];
   pdl_wait();
@@ -105,26 +118,44 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
       a_src[i] = static_cast<const bf16*>(w.activated) + int64_t{tile.row0 + r} * a.inter;
     }
   }
-  const bf16* b_src[kBRowsPerThread];
-#pragma unroll
-  for (int i = 0; i < kBRowsPerThread; ++i) {
-    const int j = row_in + i * kRowStride;
+  // Weight row j of the tile (gate_up: the gate rows, then the up rows), -1 past the matrix.
+  const auto b_row = [&](int j) -> int64_t {
     if constexpr (kGateUp) {
       const int64_t idx = n0 + (j % (kBN / 2));
-      b_src[i] = idx < a.inter ? static_cast<const bf16*>(a.gate_up) +
-                                     moe_gate_up_row(a, e, idx, j >= kBN / 2) * a.hidden
-                               : nullptr;
+      return idx < a.inter ? moe_gate_up_row(a, e, idx, j >= kBN / 2) : -1;
     } else {
-      const int64_t row = n0 + j;
-      b_src[i] = row < a.hidden ? static_cast<const bf16*>(a.down) + (e * a.hidden + row) * a.inter
-                                : nullptr;
+      return n0 + j < a.hidden ? e * a.hidden + n0 + j : -1;
+    }
+  };
+  const void* b_matrix = kGateUp ? a.gate_up : a.down;
+  const bf16* b_src[kBRowsPerThread];   // bf16
+  const uint8_t* packed_src = nullptr;  // MXFP4: B row threadIdx.x's codes
+  if constexpr (!kMxfp4) {
+#pragma unroll
+    for (int i = 0; i < kBRowsPerThread; ++i) {
+      const int64_t row = b_row(row_in + i * kRowStride);
+      b_src[i] = row >= 0 ? static_cast<const bf16*>(b_matrix) + row * k_total : nullptr;
     }
   }
 
   const uint32_t base = smem_addr(smem);
+  constexpr int kRingStageBytes = kMxfp4 ? kPackedStageBytes : kStageBytes;
   const int n_k_tiles = static_cast<int>((k_total + kBK - 1) / kBK);
+  // MXFP4: the decoded B tile, then row t's scale bytes at scales + t * n_scales.
+  const int decoded_offset = kStages * kRingStageBytes;
+  const uint32_t decoded_tile = base + decoded_offset;
+  const int n_scales = static_cast<int>(k_total / 32);
+  uint8_t* scales = smem + kStages * kRingStageBytes + kBTileBytes;
+  if constexpr (kMxfp4) {
+    const int64_t row = b_row(threadIdx.x);
+    const uint8_t* row_scales =
+        static_cast<const uint8_t*>(kGateUp ? a.gate_up_scales : a.down_scales);
+    if (row >= 0) packed_src = static_cast<const uint8_t*>(b_matrix) + row * (k_total / 2);
+    for (int b = 0; b < n_scales; ++b)
+      scales[threadIdx.x * n_scales + b] = row >= 0 ? row_scales[row * n_scales + b] : 0;
+  }
   auto load_stage = [&](int kt) {
-    const uint32_t a_tile = base + (kt % kStages) * kStageBytes, b_tile = a_tile + kATileBytes;
+    const uint32_t a_tile = base + (kt % kStages) * kRingStageBytes, b_tile = a_tile + kATileBytes;
     const int64_t k = int64_t{kt} * kBK + chunk * 8;
     const bool k_ok = k < k_total;
 #pragma unroll
@@ -133,11 +164,44 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
       cp_async16(a_tile + tile_offset<kChunks>(row_in + i * kRowStride, chunk),
                  ok ? a_src[i] + k : static_cast<const bf16*>(a.x), ok ? 16 : 0);
     }
+    if constexpr (kMxfp4) {
 #pragma unroll
-    for (int i = 0; i < kBRowsPerThread; ++i) {
-      const bool ok = k_ok && b_src[i] != nullptr;
-      cp_async16(b_tile + tile_offset<kChunks>(row_in + i * kRowStride, chunk),
-                 ok ? b_src[i] + k : static_cast<const bf16*>(a.x), ok ? 16 : 0);
+      for (int c = 0; c < 2; ++c) {  // 32 codes a chunk
+        const int64_t first = int64_t{kt} * kBK + c * 32;
+        const bool ok = packed_src != nullptr && first < k_total;
+        cp_async16(b_tile + threadIdx.x * kPackedRowBytes + c * 16,
+                   ok ? packed_src + first / 2 : static_cast<const void*>(a.x), ok ? 16 : 0);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kBRowsPerThread; ++i) {
+        const bool ok = k_ok && b_src[i] != nullptr;
+        cp_async16(b_tile + tile_offset<kChunks>(row_in + i * kRowStride, chunk),
+                   ok ? b_src[i] + k : static_cast<const bf16*>(a.x), ok ? 16 : 0);
+      }
+    }
+  };
+  // MXFP4: B row threadIdx.x of stage kt decoded into the bf16 tile (zero codes past K or the
+  // matrix decode to zero).
+  const auto decode_stage = [&](int kt) {
+    const uint8_t* packed =
+        smem + (kt % kStages) * kRingStageBytes + kATileBytes + threadIdx.x * kPackedRowBytes;
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int block = kt * 2 + c;
+      const uint4 codes = *reinterpret_cast<const uint4*>(packed + c * 16);
+      const float scale =
+          block < n_scales ? mxfp4_scale(scales[threadIdx.x * n_scales + block]) : 0.0f;
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        float values[8];
+        decode8<true>(codes, v, values);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) values[i] *= scale;
+        store8(reinterpret_cast<bf16*>(smem + decoded_offset +
+                                       tile_offset<kChunks>(threadIdx.x, c * 4 + v)),
+               from_f32(values));
+      }
     }
   };
 
@@ -160,7 +224,13 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
     __syncthreads();  // stage kt is in; stage kt - 1 is free for the next load
     if (kt + kStages - 1 < n_k_tiles) load_stage(kt + kStages - 1);
     cp_async_commit();
-    const uint32_t a_tile = base + (kt % kStages) * kStageBytes, b_tile = a_tile + kATileBytes;
+    const uint32_t a_tile = base + (kt % kStages) * kRingStageBytes;
+    uint32_t b_tile = a_tile + kATileBytes;
+    if constexpr (kMxfp4) {
+      decode_stage(kt);
+      __syncthreads();  // the decoded tile is whole (the loop's first barrier: it is free)
+      b_tile = decoded_tile;
+    }
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
       uint32_t af[2][4];
@@ -218,21 +288,35 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
     }
 }
 
-template <Product kProduct>
-void launch_product(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
+template <Product kProduct, bool kMxfp4>
+void launch_typed(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
   static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(moe_mma_kernel<kProduct>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    CUDA_CHECK(cudaFuncSetAttribute(moe_mma_kernel<kProduct, kMxfp4>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes));
     return true;
   }();
   (void)configured;
+  const int64_t k_total = kProduct == Product::kGateUp ? a.hidden : a.inter;
+  const size_t smem_bytes =
+      kMxfp4 ? kStages * kPackedStageBytes + kBTileBytes + kBN * (k_total / 32) : kSmemBytes;
+  if (smem_bytes > kMaxSmemBytes)  // moe.cpp keeps K within kMoeMxfp4MaxK
+    fail_dispatch("moe grouped GEMM MXFP4 K", static_cast<int>(k_total),
+                  {static_cast<int>(kMoeMxfp4MaxK)});
   const int64_t n_pairs = a.n_tokens * a.top_k;
   // At most ceil(rows / kBM) tiles per active expert: n_pairs / kBM + one per expert.
   const int64_t m_tiles = n_pairs / kBM + std::min<int64_t>(a.n_experts, n_pairs);
   const int64_t n_cols = kProduct == Product::kGateUp ? a.inter : a.hidden;
   const int64_t n_tiles = ceil_div(n_cols, kProduct == Product::kGateUp ? kBN / 2 : kBN);
-  launch_pdl(moe_mma_kernel<kProduct>, dim3(m_tiles, n_tiles), dim3(kThreads), kSmemBytes, stream,
-             a, w);
+  launch_pdl(moe_mma_kernel<kProduct, kMxfp4>, dim3(m_tiles, n_tiles), dim3(kThreads), smem_bytes,
+             stream, a, w);
+}
+
+template <Product kProduct>
+void launch_product(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
+  if (a.gate_up_scales != nullptr)
+    launch_typed<kProduct, true>(a, w, stream);
+  else
+    launch_typed<kProduct, false>(a, w, stream);
 }
 
 }  // namespace

@@ -82,11 +82,13 @@ struct MoeExpertsArgs {
 // More tokens: sorts the (token, slot) pairs by expert, runs each expert's gate_up and down
 // products over its rows, and combines the rows per token in slot order. Each output is
 // summed in a fixed order (deterministic).
-// On the sorted path, bf16 experts' gate_up and down products run on tensor cores
-// (moe_grouped_gemm.cu; from 5 tokens on they beat the CUDA-core kernels: Qwen3-30B-A3B's
-// experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md); MXFP4
-// weights (past kMoeMxfp4DecodeMaxTokens) stay on the CUDA-core kernels there.
+// On the sorted path, the experts' gate_up and down products run on tensor cores
+// (moe_grouped_gemm.cu; bf16 from 5 tokens on beat the CUDA-core kernels: Qwen3-30B-A3B's
+// experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md; MXFP4
+// past kMoeMxfp4DecodeMaxTokens, decoded in shared memory, with hidden and inter sizes up to
+// kMoeMxfp4MaxK, whose scale bytes a CTA keeps in shared memory).
 inline constexpr int kMoeSmallMaxTokens = 4;
+inline constexpr int64_t kMoeMxfp4MaxK = 32768;
 // MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens: they read an
 // expert once per (token, slot) pair, and still beat the sorted path's CUDA-core kernels there
 // (H100, gpt-oss-20b's experts at 8 tokens 162.5 us against 317.8; batch-8 decode 1,139 ->
