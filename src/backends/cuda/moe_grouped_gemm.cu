@@ -41,8 +41,7 @@ constexpr int kRowStride = kThreads / kChunks;             // 16 rows between a 
 constexpr int kPackedRowBytes = kBK / 2;  // two 16-byte chunks of 32 codes, a scale each
 constexpr int kPackedStageBytes = kATileBytes + kBN * kPackedRowBytes;
 constexpr int kMaxSmemBytes = 200 * 1024;  // the attribute set once (MXFP4's scales grow with K)
-static_assert(kStages * kPackedStageBytes + kBTileBytes + kBN * (kMoeMxfp4MaxK / 32) <=
-              kMaxSmemBytes);
+static_assert(6 * kPackedStageBytes + kBTileBytes + kBN * (kMoeMxfp4MaxK / 32) <= kMaxSmemBytes);
 static_assert(kThreads == kBN, "MXFP4: a thread decodes one B row");
 
 enum class Product { kGateUp, kDown };
@@ -87,7 +86,8 @@ __device__ Tile find_tile(const MoeExpertsArgs& a, const MoeWorkspace& w) {
   return found;
 }
 
-template <Product kProduct, bool kMxfp4>
+// kRing: the stages of the cp.async ring (bf16: kStages).
+template <Product kProduct, bool kMxfp4, int kRing>
 __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, MoeWorkspace w) {
   extern __shared__ __align__(128) unsigned char smem[];
   pdl_wait();
@@ -142,20 +142,30 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
   constexpr int kRingStageBytes = kMxfp4 ? kPackedStageBytes : kStageBytes;
   const int n_k_tiles = static_cast<int>((k_total + kBK - 1) / kBK);
   // MXFP4: the decoded B tile, then row t's scale bytes at scales + t * n_scales.
-  const int decoded_offset = kStages * kRingStageBytes;
+  const int decoded_offset = kRing * kRingStageBytes;
   const uint32_t decoded_tile = base + decoded_offset;
   const int n_scales = static_cast<int>(k_total / 32);
-  uint8_t* scales = smem + kStages * kRingStageBytes + kBTileBytes;
+  uint8_t* scales = smem + kRing * kRingStageBytes + kBTileBytes;
   if constexpr (kMxfp4) {
     const int64_t row = b_row(threadIdx.x);
     const uint8_t* row_scales =
         static_cast<const uint8_t*>(kGateUp ? a.gate_up_scales : a.down_scales);
     if (row >= 0) packed_src = static_cast<const uint8_t*>(b_matrix) + row * (k_total / 2);
-    for (int b = 0; b < n_scales; ++b)
-      scales[threadIdx.x * n_scales + b] = row >= 0 ? row_scales[row * n_scales + b] : 0;
+    // Row t's scale bytes, 16 loads in flight at a time (one at a time, each store waiting for
+    // its load, they cost a memory round trip a byte).
+    constexpr int kBatch = 16;
+    for (int b0 = 0; b0 < n_scales; b0 += kBatch) {
+      uint8_t batch[kBatch];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        batch[i] = row >= 0 && b0 + i < n_scales ? __ldg(row_scales + row * n_scales + b0 + i) : 0;
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        if (b0 + i < n_scales) scales[threadIdx.x * n_scales + b0 + i] = batch[i];
+    }
   }
   auto load_stage = [&](int kt) {
-    const uint32_t a_tile = base + (kt % kStages) * kRingStageBytes, b_tile = a_tile + kATileBytes;
+    const uint32_t a_tile = base + (kt % kRing) * kRingStageBytes, b_tile = a_tile + kATileBytes;
     const int64_t k = int64_t{kt} * kBK + chunk * 8;
     const bool k_ok = k < k_total;
 #pragma unroll
@@ -185,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
   // matrix decode to zero).
   const auto decode_stage = [&](int kt) {
     const uint8_t* packed =
-        smem + (kt % kStages) * kRingStageBytes + kATileBytes + threadIdx.x * kPackedRowBytes;
+        smem + (kt % kRing) * kRingStageBytes + kATileBytes + threadIdx.x * kPackedRowBytes;
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       const int block = kt * 2 + c;
@@ -215,16 +225,16 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
   float acc[2][8][4] = {};
 
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < kRing - 1; ++s) {
     if (s < n_k_tiles) load_stage(s);
     cp_async_commit();
   }
   for (int kt = 0; kt < n_k_tiles; ++kt) {
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<kRing - 2>();
     __syncthreads();  // stage kt is in; stage kt - 1 is free for the next load
-    if (kt + kStages - 1 < n_k_tiles) load_stage(kt + kStages - 1);
+    if (kt + kRing - 1 < n_k_tiles) load_stage(kt + kRing - 1);
     cp_async_commit();
-    const uint32_t a_tile = base + (kt % kStages) * kRingStageBytes;
+    const uint32_t a_tile = base + (kt % kRing) * kRingStageBytes;
     uint32_t b_tile = a_tile + kATileBytes;
     if constexpr (kMxfp4) {
       decode_stage(kt);
@@ -288,17 +298,17 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
     }
 }
 
-template <Product kProduct, bool kMxfp4>
+template <Product kProduct, bool kMxfp4, int kRing>
 void launch_typed(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
   static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(moe_mma_kernel<kProduct, kMxfp4>,
+    CUDA_CHECK(cudaFuncSetAttribute(moe_mma_kernel<kProduct, kMxfp4, kRing>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes));
     return true;
   }();
   (void)configured;
   const int64_t k_total = kProduct == Product::kGateUp ? a.hidden : a.inter;
   const size_t smem_bytes =
-      kMxfp4 ? kStages * kPackedStageBytes + kBTileBytes + kBN * (k_total / 32) : kSmemBytes;
+      kMxfp4 ? kRing * kPackedStageBytes + kBTileBytes + kBN * (k_total / 32) : kSmemBytes;
   if (smem_bytes > kMaxSmemBytes)  // moe.cpp keeps K within kMoeMxfp4MaxK
     fail_dispatch("moe grouped GEMM MXFP4 K", static_cast<int>(k_total),
                   {static_cast<int>(kMoeMxfp4MaxK)});
@@ -307,16 +317,24 @@ void launch_typed(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t s
   const int64_t m_tiles = n_pairs / kBM + std::min<int64_t>(a.n_experts, n_pairs);
   const int64_t n_cols = kProduct == Product::kGateUp ? a.inter : a.hidden;
   const int64_t n_tiles = ceil_div(n_cols, kProduct == Product::kGateUp ? kBN / 2 : kBN);
-  launch_pdl(moe_mma_kernel<kProduct, kMxfp4>, dim3(m_tiles, n_tiles), dim3(kThreads), smem_bytes,
-             stream, a, w);
+  launch_pdl(moe_mma_kernel<kProduct, kMxfp4, kRing>, dim3(m_tiles, n_tiles), dim3(kThreads),
+             smem_bytes, stream, a, w);
 }
+
+// MXFP4's ring: at decode batches (at most kDeepRingRowsPerExpert pairs an expert on
+// average) an expert's tiles have few token rows, so a k step's work is short and the bytes in
+// flight bound the stream: 6 stages (2 CTAs an SM). With more rows, 3 stages (3 CTAs an SM).
+// H100, gpt-oss-20b: 16 / 32 / 64 sequences 2,619 / 5,019 / 9,697 tok/s with 3 stages, 3,040 /
+// 5,750 / 11,061 with 6; 128 sequences 17,015 against 16,211, prefill of 2,048 tokens 34,091
+// against 30,159 tok/s (bench/results/experiments-2026-11-27-s22.md).
+constexpr int64_t kDeepRingRowsPerExpert = 8;
 
 template <Product kProduct>
 void launch_product(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
-  if (a.gate_up_scales != nullptr)
-    launch_typed<kProduct, true>(a, w, stream);
-  else
-    launch_typed<kProduct, false>(a, w, stream);
+  if (a.gate_up_scales == nullptr) return launch_typed<kProduct, false, kStages>(a, w, stream);
+  if (a.n_tokens * a.top_k <= kDeepRingRowsPerExpert * a.n_experts)
+    return launch_typed<kProduct, true, 6>(a, w, stream);
+  launch_typed<kProduct, true, kStages>(a, w, stream);
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ struct MoeExpertsArgs {
 // past kMoeMxfp4DecodeMaxTokens, decoded in shared memory, with hidden and inter sizes up to
 // kMoeMxfp4MaxK, whose scale bytes a CTA keeps in shared memory).
 inline constexpr int kMoeSmallMaxTokens = 4;
-inline constexpr int64_t kMoeMxfp4MaxK = 32768;
+inline constexpr int64_t kMoeMxfp4MaxK = 16384;
 // MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens: they read an
 // expert once per (token, slot) pair, and still beat the sorted path's CUDA-core kernels there
 // (H100, gpt-oss-20b's experts at 8 tokens 162.5 us against 317.8; batch-8 decode 1,139 ->
