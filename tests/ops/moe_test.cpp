@@ -210,7 +210,7 @@ void MoeExpertsTest::check(const ExpertsCase& c, bool mxfp4) {
 
 // Up to kMoeSmallMaxTokens (4) tokens take the small-batch kernels (bf16: the streaming decode
 // kernels where their inputs fit in shared memory), and MXFP4 weights the tensor-core decode
-// kernels up to kMoeMxfp4DecodeMaxTokens (8); more tokens take the sorted path, whose
+// kernels up to kMoeMxfp4DecodeMaxTokens (4); more tokens take the sorted path, whose
 // products run on tensor cores (MXFP4 codes decoded into shared memory).
 TEST_F(MoeExpertsTest, Bf16MatchesCpu) {
   const ExpertsCase cases[] = {
@@ -239,12 +239,11 @@ TEST_F(MoeExpertsTest, Mxfp4MatchesCpu) {
       {4, 4, 4, 64, 96, MoeActivation::kSwiGlu, false, true},    // shared experts; CUDA cores
       {4, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},  // the same on bulk copies
       {2, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},  // odd top_k
-      // 5-8 tokens: still the decode kernels, some blocks' tiles spanning two tokens
+      // 5 tokens and more: the sorted path's grouped GEMMs (up to 8 pairs an expert on
+      // average: the 6-stage ring; more: 3 stages)
       {8, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss
       {5, 8, 3, 128, 192, MoeActivation::kClampedSwiGluInterleaved, true, true},
       {7, 4, 4, 128, 192, MoeActivation::kSwiGlu, false, true},
-      // 9 tokens and more: the sorted path's grouped GEMMs (up to 8 pairs an expert on
-      // average: the 6-stage ring; more: 3 stages)
       {9, 8, 4, 2880, 512, MoeActivation::kClampedSwiGluInterleaved, true, false},
       {70, 16, 2, 256, 160, MoeActivation::kClampedSwiGluInterleaved, true, true},  // K % 64 = 32
       {40, 32, 4, 2880, 2880, MoeActivation::kClampedSwiGluInterleaved, true, false},  // gpt-oss

@@ -89,11 +89,13 @@ struct MoeExpertsArgs {
 // kMoeMxfp4MaxK, whose scale bytes a CTA keeps in shared memory).
 inline constexpr int kMoeSmallMaxTokens = 4;
 inline constexpr int64_t kMoeMxfp4MaxK = 16384;
-// MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens: they read an
-// expert once per (token, slot) pair, and still beat the sorted path's CUDA-core kernels there
-// (H100, gpt-oss-20b's experts at 8 tokens 162.5 us against 317.8; batch-8 decode 1,139 ->
-// 1,441 tok/s, bench/results/experiments-2026-11-27-s17.md).
-inline constexpr int kMoeMxfp4DecodeMaxTokens = 8;
+// MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens (s17 ran them
+// up to 8, the mma's N): they read an expert once per (token, slot) pair. Against the
+// sorted path's grouped tensor-core GEMM they lose from 5 tokens (H100, gpt-oss-20b decode at
+// 5 / 6 / 8 sequences 930 / 1,116 / 1,485 tok/s against 962 / 1,153 / 1,548,
+// bench/results/experiments-2026-11-27-s22.md section 6); at 4 tokens and fewer the sorted
+// path is not what would replace them (the small-batch kernels would).
+inline constexpr int kMoeMxfp4DecodeMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);
 
