@@ -62,7 +62,7 @@ void launch_gather_rows(const void* x, const int32_t* rows, void* out, int64_t n
 // cores, weights streamed by TMA (decode_gemm.cu). k % 8 == 0, n % 8 == 0, 16-byte aligned
 // x and w. splits: the k split (1-8 CTAs of a cluster a tile of 128 weight rows); 0 picks it
 // from the shape. The engine takes it for kDecodeGemmMinRows to kDecodeGemmMaxRows rows
-// (linear.cpp); fewer rows go to the GEMV, more to cuBLASLt.
+// (linear.cpp); fewer rows go to the GEMV where it beats cuBLASLt, more to cuBLASLt.
 inline constexpr int64_t kDecodeGemmMinRows = 3;
 inline constexpr int64_t kDecodeGemmMaxRows = 64;
 void launch_decode_gemm(const void* x, const void* w, const void* bias, void* out, bool out_f32,

@@ -3,8 +3,9 @@
 // at 16 rows: 18.6 against 16.4), but inside a step, where PDL overlaps its start with the
 // kernel before and lets the kernel after start early, taking it everywhere ran Qwen3-8B 16
 // sequences 3-4.6% faster than the timed choice (bench/results/experiments-2026-11-27-s21.md
-// section 7), 4 and 8 sequences ~5% faster than the GEMV and 64 sequences 1.6% faster than
-// cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to cuBLASLt. Below:
+// section 7), 3-8 sequences 3.8-4.9% faster than the GEMV, 48 and 64 sequences 2.3% and 0.7%
+// faster than cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to
+// cuBLASLt. Below:
 // the GEMV kernel when it was faster than cuBLASLt on that shape (timed with events the
 // first time a shape is seen, outside stream capture so graphs replay a decided path, and
 // cached); above: cuBLASLt.

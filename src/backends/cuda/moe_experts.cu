@@ -1,14 +1,14 @@
-// MoE expert computation over bf16 or MXFP4 weights (MXFP4 decoded in registers).
+// MoE expert computation over bf16 or MXFP4 weights (MXFP4 decoded in registers here and in
+// the decode kernels, into shared memory in the grouped GEMMs).
 // Small batches (decode): gate_up + activation for every routed (token, slot) pair in one
 // kernel, whose blocks each own some rows of one expert and apply them to all of that
 // expert's tokens; then down + weighted combine in one kernel, whose blocks each own some
 // output columns of every token (bf16 weights go to moe_decode.cu's kernels first, which
 // stream faster, and MXFP4 weights to moe_mxfp4_decode.cu's tensor-core kernels; these serve
 // rows too wide for their shared memory). Larger batches: sort the pairs by expert on the
-// device, one grouped tensor-core pass per projection (moe_grouped_gemm.cu), then a
-// per-token combine. Outputs are summed in
-// slot order (deterministic: no atomics on outputs); no host synchronisation, so usable in
-// CUDA graphs.
+// device, one grouped tensor-core pass per projection (moe_grouped_gemm.cu), then a per-token
+// combine. Outputs are summed in slot order (deterministic: no atomics on outputs); no host
+// synchronisation, so usable in CUDA graphs.
 // Kernels follow launch.cuh's contract: pdl_wait() first, as the inputs are activations.
 #include <cuda_fp16.h>
 
