@@ -101,7 +101,7 @@ class Bench {
   // A whole decode step (36 layers with their own weights and caches, final norm, LM head,
   // greedy sampling) captured into one CUDA graph; the median replay time in ms.
   double graph_decode_step_ms(int n_seqs, int kv_len);
-  // The wgmma decode GEMM at Qwen3-8B's projection shapes for 9-32 rows, at every k split and
+  // The wgmma decode GEMM at Qwen3-8B's projection shapes for 4-64 rows, at every k split and
   // the one it picks, against cuBLASLt; also its host time a launch and its time replayed from
   // a graph (printed as it goes).
   void decode_gemm_sweep();

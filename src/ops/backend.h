@@ -152,7 +152,7 @@ class Backend {
 
   // An attention block's input projection up to its cache writes: add_rms_norm_linear(norm,
   // weight, bias, qkv), then qkv_rope_store(qkv, ...). qkv is scratch a fused path may leave
-  // unwritten. The default runs the two; a backend may fuse them (CUDA does for 9-32 rows).
+  // unwritten. The default runs the two; a backend may fuse them (CUDA does for 3-64 rows).
   virtual void qkv_projection(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
                               const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                               const Tensor& positions, const Tensor& cos_sin,

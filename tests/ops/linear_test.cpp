@@ -1,4 +1,4 @@
-// CUDA vs CPU: linear (the GEMV path for M <= 8, the wgmma decode GEMM for 9-32 rows, cuBLASLt
+// CUDA vs CPU: linear (the GEMV path for M <= 2, the wgmma decode GEMM for 3-64 rows, cuBLASLt
 // above), bf16 and f32 outputs, bias; add_rms_norm_linear and silu_mul_linear (the norm or the
 // activation fused into the GEMV, or run before the product); add_rms_norm_linear_silu (the
 // norm in front of the gate_up GEMV and the activation behind it); qkv_projection (the decode
@@ -92,11 +92,11 @@ TEST_F(LinearTest, GemvMatchesCpu) {
     }
 }
 
-// The wgmma decode GEMM directly (the backend takes it for 9-32 rows where it beat cuBLASLt),
-// at every k split a shape allows: one tile of one k block first, then row counts inside and at
-// the edges of its 16/32 token tiles, n not a multiple of the 128-row weight tile, k not a
-// multiple of the 64-wide k block, one tile (many splits) and many (one split). The first differing
-// elements of an [m, n] product, for a failure message (a layout mistake shows as a pattern:
+// The wgmma decode GEMM directly (the backend takes it for 3-64 rows), at every k split a
+// shape allows: one tile of one k block first, then row counts inside and at the edges of its
+// 16/32/64 token tiles, n not a multiple of the 128-row weight tile, k not a multiple of the
+// 64-wide k block, one tile (many splits) and many (one split). The first differing elements
+// of an [m, n] product, for a failure message (a layout mistake shows as a pattern:
 // transposed, rows shifted, one k block missing).
 std::string first_differences(const std::vector<float>& actual, const std::vector<float>& expected,
                               int64_t n) {

@@ -5,10 +5,9 @@
 // sequences 3-4.6% faster than the timed choice (bench/results/experiments-2026-11-27-s21.md
 // section 7), 3-8 sequences 3.8-4.9% faster than the GEMV, 48 and 64 sequences 2.3% and 0.7%
 // faster than cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to
-// cuBLASLt. Below:
-// the GEMV kernel when it was faster than cuBLASLt on that shape (timed with events the
-// first time a shape is seen, outside stream capture so graphs replay a decided path, and
-// cached); above: cuBLASLt.
+// cuBLASLt. Below: the GEMV kernel when it was faster than cuBLASLt on that shape (timed with
+// events the first time a shape is seen, outside stream capture so graphs replay a decided
+// path, and cached); above: cuBLASLt.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
