@@ -58,8 +58,8 @@ class ModelRunner {
   // allocated); each size runs once eagerly first, so every GEMM choice is made outside
   // capture. No-op on backends without graphs. Returns the number of graphs.
   int capture_decode_graphs(int64_t max_batch);
-  // The padded batch sizes that get a graph: 1, 2, 4, multiples of 8 up to 256, of 16 up to
-  // 512 (those up to max_batch).
+  // The padded batch sizes that get a graph: every size up to 16, multiples of 8 up to 256,
+  // of 16 up to 512 (those up to max_batch).
   static std::vector<int64_t> graph_batch_sizes(int64_t max_batch);
 
   // Runs one step; returns logits [R, vocab] row-major, R = rows asked for, in step order.

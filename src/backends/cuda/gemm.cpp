@@ -39,11 +39,11 @@ Gemm::~Gemm() {
 namespace {
 
 // Timing the candidates costs about 30 runs of the GEMM (over 100 ms at M = 8192), so only
-// row counts that recur are timed: decode batches (the CUDA-graph sizes: 1, 2, 4, multiples
+// row counts that recur are timed: decode batches (the CUDA-graph sizes: up to 16, multiples
 // of 8 up to 256, of 16 up to 512) and multiples of 512 (full prefill chunks). Steps of other
 // sizes (mixed prefill + decode steps take almost any M) take the heuristic's first choice.
 bool worth_timing(int64_t m) {
-  return m == 1 || m == 2 || m == 4 || (m % 8 == 0 && m <= 256) || (m % 16 == 0 && m <= 512) ||
+  return m <= 16 || (m % 8 == 0 && m <= 256) || (m % 16 == 0 && m <= 512) ||
          m % 512 == 0;
 }
 

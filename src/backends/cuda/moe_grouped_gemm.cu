@@ -223,6 +223,10 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
     return wn * 64 + np * 16;
   };
   float acc[2][8][4] = {};
+  // A warp's m16 fragments past the tile's rows are neither loaded nor multiplied (their
+  // outputs are never written): at decode batches most of a tile's 64 rows are empty, and the
+  // kernel was bound by mma issue on them. Warp-uniform.
+  const bool live[2] = {wm * 32 < tile.n_rows, wm * 32 + 16 < tile.n_rows};
 
 #pragma unroll
   for (int s = 0; s < kRing - 1; ++s) {
@@ -243,13 +247,15 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
       __syncthreads();
       b_tile = decoded_tile;
     }
+    if (!live[0]) continue;
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
       uint32_t af[2][4];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
-        ldmatrix_x4(af[mt], a_tile + tile_offset<kChunks>(wm * 32 + mt * 16 + lane % 16,
-                                                          kk * 2 + lane / 16));
+        if (live[mt])
+          ldmatrix_x4(af[mt], a_tile + tile_offset<kChunks>(wm * 32 + mt * 16 + lane % 16,
+                                                            kk * 2 + lane / 16));
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
         uint32_t bf[4];
@@ -258,6 +264,7 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
                                                   kk * 2 + (lane / 8) % 2));
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt) {
+          if (!live[mt]) continue;
           mma_bf16(acc[mt][2 * np], af[mt], bf[0], bf[1]);
           mma_bf16(acc[mt][2 * np + 1], af[mt], bf[2], bf[3]);
         }
