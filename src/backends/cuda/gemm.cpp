@@ -43,8 +43,7 @@ namespace {
 // of 8 up to 256, of 16 up to 512) and multiples of 512 (full prefill chunks). Steps of other
 // sizes (mixed prefill + decode steps take almost any M) take the heuristic's first choice.
 bool worth_timing(int64_t m) {
-  return m <= 16 || (m % 8 == 0 && m <= 256) || (m % 16 == 0 && m <= 512) ||
-         m % 512 == 0;
+  return m <= 16 || (m % 8 == 0 && m <= 256) || (m % 16 == 0 && m <= 512) || m % 512 == 0;
 }
 
 }  // namespace
