@@ -1,8 +1,9 @@
 // CUDA vs CPU: linear (the GEMV path for M <= 2, the wgmma decode GEMM for 3-64 rows, cuBLASLt
 // above), bf16 and f32 outputs, bias; add_rms_norm_linear and silu_mul_linear (the norm or the
 // activation fused into the GEMV, or run before the product); add_rms_norm_linear_silu (the
-// norm in front of the gate_up GEMV and the activation behind it); qkv_projection (the decode
-// GEMM with qkv_rope_store's arithmetic in its epilogue).
+// norm in front of the gate_up GEMV and the activation behind it, or the decode GEMM with the
+// activation in its epilogue); qkv_projection (the decode GEMM with qkv_rope_store's
+// arithmetic in its epilogue).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -222,6 +223,36 @@ TEST_F(LinearTest, DecodeGemmQkvRopeEqualsGemmThenQkvRopeStore) {
   }
 }
 
+// The decode GEMM with SiLU-and-mul in its epilogue: equal bit for bit to the plain decode GEMM
+// into a bf16 gate_up, then silu_mul, at every split (intermediates that end part way through
+// a 64-row tile included).
+TEST_F(LinearTest, DecodeGemmSiluEqualsGemmThenSiluMul) {
+  for (const auto& [m, inter, k] : {std::tuple{3, 200, 520},
+                                    {16, 12288, 4096},
+                                    {33, 768, 2048},
+                                    {64, 1000, 136},
+                                    {8, 64, 64},
+                                    {47, 1536, 1000}}) {
+    std::vector<float> x = random_floats(m * k), w = random_floats(2 * inter * k, 0.05f);
+    DeviceTensor x_gpu = upload(x, {m, k}), w_gpu = upload(w, {2 * inter, k});
+    const int64_t k_blocks = (k + 63) / 64;
+    for (const int splits : {1, 2, 3, 8, 0}) {
+      if (splits > k_blocks) continue;
+      SCOPED_TRACE(testing::Message()
+                   << "M " << m << " I " << inter << " K " << k << " splits " << splits);
+      DeviceTensor activated = poisoned({m, inter}), gate_up = poisoned({m, 2 * inter}),
+                   activated_ref = poisoned({m, inter});
+      cuda::launch_decode_gemm_silu(x_gpu.tensor.data, w_gpu.tensor.data, activated.tensor.data, m,
+                                    inter, k, splits, nullptr);
+      cuda::launch_decode_gemm(x_gpu.tensor.data, w_gpu.tensor.data, nullptr, gate_up.tensor.data,
+                               false, m, 2 * inter, k, splits, nullptr);
+      cuda::launch_silu_mul(gate_up.tensor.data, activated_ref.tensor.data, m, inter, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(download(activated.tensor), download(activated_ref.tensor));
+    }
+  }
+}
+
 // The backend op from the input norm to the cache writes against the CPU's: through the GEMV
 // and qkv_rope_store (1 row), the decode GEMM with qkv_rope_store in its epilogue (4-64 rows)
 // and cuBLASLt (80 rows).
@@ -421,14 +452,15 @@ TEST_F(LinearTest, GemvNormSiluEqualsNormGemvThenSilu) {
     }
 }
 
-// The backend op (the fused GEMV, or the norm GEMV or cuBLASLt then silu_mul) against the
-// CPU's ops.
+// The backend op (the fused GEMV, the norm then the decode GEMM with SiLU-and-mul behind it,
+// or the norm GEMV or cuBLASLt then silu_mul) against the CPU's ops.
 TEST_F(LinearTest, AddRmsNormLinearSiluMatchesCpu) {
   for (const auto& [m, inter, k] : {std::tuple{1, 12288, 4096},
                                     {4, 768, 2048},
                                     {8, 1000, 136},
                                     {9, 1536, 520},
-                                    {64, 1024, 2048}}) {
+                                    {64, 1024, 2048},
+                                    {80, 768, 2048}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << " I " << inter << " K " << k);
     std::vector<float> residual = random_floats(m * k), branch = random_floats(m * k, 2.0f),
                        norm_w = random_floats(k, 0.5f), w = random_floats(2 * inter * k, 0.05f);

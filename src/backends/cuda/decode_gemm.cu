@@ -11,6 +11,9 @@
 // The qkv variant (head_dim 128: one head a weight tile) hands each token's head to
 // qkv_rope_store's per-head arithmetic (qkv_rope.cuh) in the epilogue: q to q_out, k and v into
 // the paged cache, no qkv tensor.
+// The SiLU-and-mul variant takes a fused [gate | up] weight: a tile is 64 gate rows and the
+// matching 64 up rows (two TMA boxes a stage), and the epilogue writes silu(gate) * up, the
+// arithmetic of silu_mul.cu on the bf16-rounded sums: no gate_up tensor, no silu_mul kernel.
 // Why not more rows: every CTA reads its k slice of x from L2 as well, as many bytes as its
 // weights at 128 rows, where cuBLASLt is faster; a deeper ring (the whole 227 KB) streams no
 // faster, and pairs of tiles sharing x by multicast ran 2-2.5x slower
@@ -29,6 +32,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/qkv_rope.cuh"
+#include "backends/cuda/silu_mul.cuh"
 #include "backends/cuda/vec.cuh"
 
 namespace hadron::cuda {
@@ -146,16 +150,20 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 // layout: 4 column pairs of one row land 8 banks apart).
 constexpr int kTileStride = kBlockN + 4;
 
-// What a launch computes: the product in bf16 or f32, or the qkv product handed to
-// qkv_rope_store's arithmetic (q to q_out, k and v into the cache).
-enum class Kind { kBf16, kF32, kQkvRope };
+// What a launch computes: the product in bf16 or f32, the qkv product handed to
+// qkv_rope_store's arithmetic (q to q_out, k and v into the cache), or silu(gate) * up of a
+// [gate | up] product.
+enum class Kind { kBf16, kF32, kQkvRope, kSiluMul };
+// Weight rows a TMA box: kSiluMul loads a tile's gate and up halves apart.
+template <Kind kKind>
+constexpr int kBoxRows = kKind == Kind::kSiluMul ? kBlockN / 2 : kBlockN;
 
 struct DecodeGemmParams {
   const void* bias;  // [n] in out's dtype, or null
-  void* out;         // [m, n]
-  int m, n, k;
-  int k_blocks;  // 64-wide k blocks in all; CTA `split` takes
-                 // [split k_blocks / splits, (split + 1) k_blocks / splits)
+  void* out;         // [m, n]; kSiluMul: [m, n / 2]
+  int m, n, k;       // kSiluMul: n = 2 inter (the weight's rows)
+  int k_blocks;      // 64-wide k blocks in all; CTA `split` takes
+                     // [split k_blocks / splits, (split + 1) k_blocks / splits)
   int splits;
   QkvRopeStoreArgs rope;  // kQkvRope (its qkv unused): one head of 128 a weight tile
 };
@@ -180,7 +188,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(ring + L::kBarrierOffset);
   uint64_t* empty = full + L::kStages;
   const int split = static_cast<int>(blockIdx.x) % splits;
-  const int n0 = static_cast<int>(blockIdx.x) / splits * kBlockN;
+  const int tile = static_cast<int>(blockIdx.x) / splits;
+  const int n0 = tile * kBlockN;
   const int kb_begin = split * k_blocks / splits;
   const int n_iters = (split + 1) * k_blocks / splits - kb_begin;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
@@ -201,11 +210,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     uint64_t evict_first, evict_last;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
+    // The tile's weight rows of k block kb: kSiluMul's gate rows, then the matching up rows.
+    const auto load_w = [&](uint8_t* stage, int kb, uint64_t* barrier) {
+      if constexpr (kKind == Kind::kSiluMul) {
+        constexpr int kHalf = kBlockN / 2;
+        tma_load_2d(stage, &w_map, kb * kBlockK, tile * kHalf, barrier, evict_first);
+        tma_load_2d(stage + kHalf * 128, &w_map, kb * kBlockK, n / 2 + tile * kHalf, barrier,
+                    evict_first);
+      } else {
+        tma_load_2d(stage, &w_map, kb * kBlockK, n0, barrier, evict_first);
+      }
+    };
     const int prologue = n_iters < L::kStages ? n_iters : L::kStages;
     for (int i = 0; i < prologue; ++i) {  // weights: no kernel of the step writes them
       mbarrier_expect_bytes(&full[i], L::kStageBytes);
-      tma_load_2d(ring + i * L::kStageBytes, &w_map, (kb_begin + i) * kBlockK, n0, &full[i],
-                  evict_first);
+      load_w(ring + i * L::kStageBytes, kb_begin + i, &full[i]);
     }
     pdl_wait();
     pdl_launch_dependents();
@@ -218,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrier_wait(&empty[s], ((i / L::kStages) & 1) ^ 1);
       mbarrier_expect_bytes(&full[s], L::kStageBytes);
       uint8_t* stage = ring + s * L::kStageBytes;
-      tma_load_2d(stage, &w_map, (kb_begin + i) * kBlockK, n0, &full[s], evict_first);
+      load_w(stage, kb_begin + i, &full[s]);
       tma_load_2d(stage + L::kWBytes, &x_map, (kb_begin + i) * kBlockK, 0, &full[s], evict_last);
     }
   } else {
@@ -314,6 +333,29 @@ __global__ void __launch_bounds__(kThreads, 1)
       packed.x = pack_bf16(result[0], result[1]);
       packed.y = pack_bf16(result[2], result[3]);
       *reinterpret_cast<uint2*>(dst + 4 * lane) = packed;
+    }
+  } else if constexpr (kKind == Kind::kSiluMul) {
+    // Each CTA of the cluster takes an interleaved share of the tile's (token, 4 intermediates)
+    // quads: gate's sums from rows 4 quad.., up's from 64 + 4 quad.., each rounded to bf16 as the
+    // gate_up tensor would hold it (no bias: the op has none).
+    constexpr int kQuads = kBlockN / 8;
+    const int inter = n / 2;
+    for (int q = split * kThreads + static_cast<int>(threadIdx.x); q < rows * kQuads;
+         q += splits * kThreads) {
+      const int token = q / kQuads, feature = tile * (kBlockN / 2) + 4 * (q % kQuads);
+      if (feature >= inter) continue;  // inter % 4 == 0: a quad is all in or all out
+      float gate[4], up[4];
+      quad_sum(token, q % kQuads, gate);
+      quad_sum(token, kQuads + q % kQuads, up);
+      float result[4];
+      for (int e = 0; e < 4; ++e)
+        result[e] = silu_mul1(__bfloat162float(__float2bfloat16(gate[e])),
+                              __bfloat162float(__float2bfloat16(up[e])));
+      uint2 packed;
+      packed.x = pack_bf16(result[0], result[1]);
+      packed.y = pack_bf16(result[2], result[3]);
+      *reinterpret_cast<uint2*>(static_cast<bf16*>(out) + static_cast<int64_t>(token) * inter +
+                                feature) = packed;
     }
   } else {
     // Each CTA of the cluster sums and stores an interleaved share of the tile's
@@ -427,11 +469,13 @@ void launch_with(const void* x, const void* w, DecodeGemmParams p, int splits,
     }
     return ctas;
   }();
-  const int tiles = static_cast<int>(ceil_div(p.n, kBlockN));
+  const int tiles = static_cast<int>(kKind == Kind::kSiluMul ? ceil_div(p.n / 2, kBlockN / 2)
+                                                             : ceil_div(p.n, kBlockN));
   p.k_blocks = static_cast<int>(ceil_div(p.k, kBlockK));
   p.splits = splits > 0 ? splits : choose_splits(resident, tiles, p.k_blocks);
   launch_pdl_clustered(kernel, dim3(tiles * p.splits), dim3(kThreads), kShared, stream,
-                       static_cast<unsigned>(p.splits), tensor_map(w, p.n, p.k, p.k, kBlockN),
+                       static_cast<unsigned>(p.splits),
+                       tensor_map(w, p.n, p.k, p.k, kBoxRows<kKind>),
                        tensor_map(x, p.m, p.k, p.k, kTokens), p);
   CUDA_CHECK_LAUNCH();
 }
@@ -479,6 +523,12 @@ void launch_decode_gemm_qkv_rope(const void* x, const void* w, const void* bias,
   DecodeGemmParams p = params(bias, nullptr, rope.n_tokens, n, k);
   p.rope = rope;
   launch_rows<Kind::kQkvRope>(x, w, p, splits, stream);
+}
+
+void launch_decode_gemm_silu(const void* x, const void* w, void* activated, int64_t m,
+                             int64_t inter, int64_t k, int splits, cudaStream_t stream) {
+  if (m == 0) return;
+  launch_rows<Kind::kSiluMul>(x, w, params(nullptr, activated, m, 2 * inter, k), splits, stream);
 }
 
 }  // namespace hadron::cuda

@@ -73,6 +73,11 @@ void launch_decode_gemm(const void* x, const void* w, const void* bias, void* ou
 void launch_decode_gemm_qkv_rope(const void* x, const void* w, const void* bias,
                                  const QkvRopeStoreArgs& rope, int64_t k, int splits,
                                  cudaStream_t stream);
+// activated[m, inter] = silu(gate) * up of the product of x and the fused weight w
+// [2 inter, k] ([gate | up]), as launch_decode_gemm into a bf16 gate_up then launch_silu_mul
+// (bit for bit); inter % 4 == 0, activated 8-byte aligned.
+void launch_decode_gemm_silu(const void* x, const void* w, void* activated, int64_t m,
+                             int64_t inter, int64_t k, int splits, cudaStream_t stream);
 
 // Reads `bytes` of buf (contents unused; 16-byte aligned) through L2 and discards them, evicting
 // what L2 held. May write one word of buf.

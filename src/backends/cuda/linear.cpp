@@ -11,8 +11,9 @@
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
-// norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops.
-// qkv_projection: for the decode GEMM's rows, the norm kernel then the decode GEMM with
+// norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops; for
+// the decode GEMM's rows, the norm kernel then the decode GEMM with SiLU-and-mul in its
+// epilogue. qkv_projection: for the decode GEMM's rows, the norm kernel then the decode GEMM with
 // qkv_rope_store's arithmetic in its epilogue.
 // HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
 #include <algorithm>
@@ -191,8 +192,13 @@ void CudaBackend::add_rms_norm_linear_silu(const AddRmsNorm& norm, const Tensor&
   const auto separate = [&] {
     Backend::add_rms_norm_linear_silu(norm, weight, gate_up, activated);
   };
-  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes &&
-      !decode_gemm_fits(m, n, k, {norm.normed.data, weight.data, gate_up.data})) {
+  if (decode_gemm_fits(m, n, k, {norm.normed.data, weight.data, activated.data})) {
+    // The decode GEMM with SiLU-and-mul in its epilogue (gate_up unwritten).
+    launch_add_rms_norm(norm, m, k, stream_);
+    launch_decode_gemm_silu(norm.normed.data, weight.data, activated.data, m, n / 2, k, 0, stream_);
+    return;
+  }
+  if (m <= kGemvMaxRows && m * k * 2 <= kGemvStagedMaxBytes) {
     // Like add_rms_norm_linear's, the fused kernel reads only the inputs, so timing may
     // repeat it; it leaves gate_up unwritten.
     const auto fused = [&] {
