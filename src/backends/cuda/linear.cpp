@@ -14,9 +14,9 @@
 // norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops; for
 // the decode GEMM's rows, the norm kernel then the decode GEMM with SiLU-and-mul in its
 // epilogue (Qwen3-8B 8 / 16 / 32 / 64 sequences +1.2 / +1.8 / +1.4 / +1.8% against the decode
-// GEMM then silu_mul, bench/results/experiments-2026-11-27-s23.md). qkv_projection: for the decode GEMM's rows, the norm kernel then the decode GEMM with
-// qkv_rope_store's arithmetic in its epilogue.
-// HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
+// GEMM then silu_mul, bench/results/experiments-2026-11-27-s23.md). qkv_projection: for the decode
+// GEMM's rows, the norm kernel then the decode GEMM with qkv_rope_store's arithmetic in its
+// epilogue. HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
 #include <algorithm>
 #include <array>
 #include <cstdint>
