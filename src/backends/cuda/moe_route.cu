@@ -113,10 +113,12 @@ __device__ __forceinline__ unsigned order_key(float value) {
 // shared memory. The top-k picks the largest choice, ties to the lower expert index (the CPU
 // reference's stable sort): each lane keeps the best of its experts (e = lane mod 32), a
 // round takes the warp's largest key and then its smallest expert among that key's holders
-// (two warp reductions), and only the winning lane rescans its experts.
+// (two warp reductions), and only the winning lane rescans its experts. Used where groups are
+// masked (route_token takes the others).
 template <bool kFromL2>
-__device__ void route_token(const MoeRouteArgs& a, int64_t t, const float* logits, float* scores,
-                            int lane) {
+__device__ __forceinline__ void route_token_in_shared(const MoeRouteArgs& a, int64_t t,
+                                                      const float* logits, float* scores,
+                                                      int lane) {
   float* choice = scores + a.n_experts;
   compute_scores<kFromL2>(a, logits, scores, choice, lane);
   if (a.n_group > 1) mask_groups(a, choice, lane);
@@ -150,6 +152,105 @@ __device__ void route_token(const MoeRouteArgs& a, int64_t t, const float* logit
     const float weight = a.normalize ? my_score / sum : my_score;
     a.topk_weights[t * a.top_k + lane] = weight * a.scaling;
   }
+}
+
+// route_token_in_shared's routing for routers without groups, the kPerLane experts of a lane
+// (e = lane + 32 i) held in registers: the same scores and choices in the same arithmetic, the
+// same rounds, but a round's winning lane rescans its registers instead of shared memory and
+// the pick's score comes by shuffle. Qwen3-30B-A3B's router (128 experts, top 8) spent ~4 us a
+// layer routing in shared memory (H100, clock64 stamps, bench/results/experiments-2026-11-27-
+// s23.md).
+template <int kPerLane, bool kFromL2>
+__device__ __forceinline__ void route_token_in_registers(const MoeRouteArgs& a, int64_t t,
+                                                         const float* logits, int lane) {
+  constexpr int kNone = 1 << 30;
+  const int n = a.n_experts;
+  float score[kPerLane];
+  if (a.sigmoid) {
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int e = lane + 32 * i;
+      score[i] = e < n ? 1.0f / (1.0f + expf(-load_logit<kFromL2>(logits + e))) : 0.0f;
+    }
+  } else {
+    float logit[kPerLane];
+    float max_logit = -FLT_MAX;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int e = lane + 32 * i;
+      logit[i] = e < n ? load_logit<kFromL2>(logits + e) : 0.0f;
+      if (e < n) max_logit = fmaxf(max_logit, logit[i]);
+    }
+    max_logit = warp_max(max_logit);
+    float sum = 0;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i)
+      if (lane + 32 * i < n) sum += (score[i] = expf(logit[i] - max_logit));
+    sum = warp_sum(sum);
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) score[i] /= sum;
+  }
+  unsigned key[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    const int e = lane + 32 * i;
+    float bias = 0;
+    if (a.correction_bias != nullptr && e < n)
+      bias = a.correction_bias_f32
+                 ? static_cast<const float*>(a.correction_bias)[e]
+                 : __bfloat162float(static_cast<const bf16*>(a.correction_bias)[e]);
+    key[i] = order_key(score[i] + bias);
+  }
+  unsigned taken = 0;  // bit i: expert lane + 32 i picked
+  unsigned best_key = 0;
+  int best = kNone;
+  float best_score = 0;  // (no dynamically indexed register arrays: they go to local memory)
+  const auto rescan = [&] {
+    best_key = 0, best = kNone;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int e = lane + 32 * i;
+      if (e >= n || (taken >> i & 1u)) continue;
+      if (key[i] > best_key || best == kNone) best_key = key[i], best = e, best_score = score[i];
+    }
+  };
+  rescan();
+  int my_id = 0;  // lane j < top_k keeps the j-th pick and its score
+  float my_score = 0;
+  for (int j = 0; j < a.top_k; ++j) {
+    const unsigned top_key = __reduce_max_sync(0xffffffffu, best_key);
+    const int index =
+        static_cast<int>(__reduce_min_sync(0xffffffffu, best_key == top_key ? best : kNone));
+    // The pick is its owner lane's best.
+    const float picked = __shfl_sync(0xffffffffu, best_score, index % 32);
+    if (lane == j) my_id = index, my_score = picked;
+    if (lane == index % 32) {
+      taken |= 1u << (index / 32);
+      rescan();
+    }
+  }
+  if (lane >= a.top_k) my_score = 0;
+  float sum = warp_sum(my_score);
+  if (a.sigmoid) sum += 1e-20f;
+  if (lane < a.top_k) {
+    a.topk_ids[t * a.top_k + lane] = my_id;
+    const float weight = a.normalize ? my_score / sum : my_score;
+    a.topk_weights[t * a.top_k + lane] = weight * a.scaling;
+  }
+}
+
+// Routes token t with one warp: in registers where there are no groups and at most 256
+// experts, else in shared memory (scores: 2 * n_experts floats there).
+template <bool kFromL2>
+__device__ __forceinline__ void route_token(const MoeRouteArgs& a, int64_t t, const float* logits,
+                                            float* scores, int lane) {
+  if (a.n_group <= 1) {
+    if (a.n_experts <= 32) return route_token_in_registers<1, kFromL2>(a, t, logits, lane);
+    if (a.n_experts <= 64) return route_token_in_registers<2, kFromL2>(a, t, logits, lane);
+    if (a.n_experts <= 128) return route_token_in_registers<4, kFromL2>(a, t, logits, lane);
+    if (a.n_experts <= 256) return route_token_in_registers<8, kFromL2>(a, t, logits, lane);
+  }
+  route_token_in_shared<kFromL2>(a, t, logits, scores, lane);
 }
 
 __global__ void __launch_bounds__(kWarps * 32) moe_route_kernel(MoeRouteArgs a) {
