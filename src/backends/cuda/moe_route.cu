@@ -1,9 +1,11 @@
-// MoE routing: one warp per token. Scores and selection scores live in shared memory; group
-// masking and the top-k are warp arg-max rounds (ties go to the lower expert index, as the
-// CPU reference's stable sort). Launched as launch.cuh says (pdl_wait() first: the logits are
-// activations). For decode-sized batches the router's product runs in the same kernel:
-//  - routers up to 1 MB: one cluster of 8 blocks, whose warps leave partial logits in block
-//    0's shared memory; block 0 routes every token after one cluster barrier;
+// MoE routing: one warp per token. Scores and selection scores live in registers (routers
+// without groups, up to 256 experts) or in shared memory (group masking); the top-k is warp
+// arg-max rounds (ties go to the lower expert index, as the CPU reference's stable sort).
+// Launched as launch.cuh says (pdl_wait() first: the logits are activations). For
+// decode-sized batches the router's product runs in the same kernel:
+//  - routers up to 1 MB: one cluster of 16 blocks (8 where 16 cannot be resident), whose
+//    warps leave partial logits in block 0's shared memory; block 0 routes every token after
+//    one cluster barrier;
 //  - larger ones (GLM-4.5, DeepSeek-V3): a warp per expert writes that expert's logits, and
 //    the last block to finish routes every token.
 // H100, batch-1 decode (bench/results/experiments-2026-11-27-s13.md): Qwen3-30B-A3B 311.2 ->
