@@ -30,6 +30,8 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int kWarps = 4, kTileKeys = 16, kMaxGroup = 8;
+// The splits of a clustered launch: one cluster a context (see kClusterFromSplits).
+constexpr int kClusterSplits = 8;
 // A split covers at least one tile per warp.
 constexpr int kMinKeysPerSplit = kWarps * kTileKeys;
 
@@ -359,6 +361,10 @@ __global__ void __launch_bounds__(kW * 32)
   // The cluster's merge, the combine kernel's arithmetic over the active CTAs' shared memory,
   // spread over their threads; the second barrier keeps every CTA's memory alive until it is
   // read.
+  // Each thread first reads every active CTA's (m, l, o) for its element, all requests in
+  // flight at once (a distributed-shared-memory read is a round trip of its own: one after
+  // another they took ~1.7 us of a batch-1 layer), then merges them in the order the combine
+  // kernel does.
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
@@ -366,15 +372,26 @@ __global__ void __launch_bounds__(kW * 32)
        idx += n_active * kThreads) {
     const int g = idx / kD;
     const int head = kv_head * group_size + g;
+    float m[kClusterSplits], l[kClusterSplits], o[kClusterSplits];
+#pragma unroll
+    for (int sp = 0; sp < kClusterSplits; ++sp) {
+      if (sp >= n_active) break;
+      m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
+      l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
+      o[sp] = cluster.map_shared_rank(cta_o, sp)[idx];
+    }
     const float sink = sink_log2(args, head);
     float max_all = fmaxf(-FLT_MAX, sink);
-    for (int sp = 0; sp < n_active; ++sp)
-      max_all = fmaxf(max_all, cluster.map_shared_rank(cta_m, sp)[g]);
+#pragma unroll
+    for (int sp = 0; sp < kClusterSplits; ++sp)
+      if (sp < n_active) max_all = fmaxf(max_all, m[sp]);
     float sum = exp2f(sink - max_all), acc = 0;
-    for (int sp = 0; sp < n_active; ++sp) {
-      const float w = exp2f(cluster.map_shared_rank(cta_m, sp)[g] - max_all);
-      sum += cluster.map_shared_rank(cta_l, sp)[g] * w;
-      acc += cluster.map_shared_rank(cta_o, sp)[idx] * w;
+#pragma unroll
+    for (int sp = 0; sp < kClusterSplits; ++sp) {
+      if (sp >= n_active) break;
+      const float w = exp2f(m[sp] - max_all);
+      sum += l[sp] * w;
+      acc += o[sp] * w;
     }
     static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
         __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
@@ -420,7 +437,7 @@ __global__ void __launch_bounds__(kD)
 // batch 8: 1,251 against 1,233). Clusters of 16 (a non-portable size) measured no better at
 // batch 1 except on long Qwen3-30B-A3B contexts. HADRON_ATTN_CLUSTER=0 in the environment turns
 // clusters off (to measure what they bring, or to rule them out).
-constexpr int kClusterSplits = 8, kClusterFromSplits = 17;
+constexpr int kClusterFromSplits = 17;
 bool clusters_enabled() {
   static const bool enabled = env_switch_on("HADRON_ATTN_CLUSTER");
   return enabled;
