@@ -76,6 +76,19 @@ __device__ void compute_scores(const MoeRouteArgs& a, const float* logits, float
   __syncwarp();
 }
 
+// Token t's picks, lane j < top_k holding the j-th (my_id, its score; 0 on other lanes): the
+// ids and the weights (renormalised over the picks if asked, then scaled).
+__device__ __forceinline__ void write_picks(const MoeRouteArgs& a, int64_t t, int lane, int my_id,
+                                            float my_score) {
+  float sum = warp_sum(my_score);
+  if (a.sigmoid) sum += 1e-20f;
+  if (lane < a.top_k) {
+    a.topk_ids[t * a.top_k + lane] = my_id;
+    const float weight = a.normalize ? my_score / sum : my_score;
+    a.topk_weights[t * a.top_k + lane] = weight * a.scaling;
+  }
+}
+
 // Keeps the topk_group groups with the best sum of their two best choices; -inf elsewhere.
 __device__ void mask_groups(const MoeRouteArgs& a, float* choice, int lane) {
   const int group_size = a.n_experts / a.n_group;
@@ -146,14 +159,7 @@ __device__ __forceinline__ void route_token_in_shared(const MoeRouteArgs& a, int
     }
   }
   __syncwarp();
-  const float my_score = lane < a.top_k ? scores[my_id] : 0.0f;
-  float sum = warp_sum(my_score);
-  if (a.sigmoid) sum += 1e-20f;
-  if (lane < a.top_k) {
-    a.topk_ids[t * a.top_k + lane] = my_id;
-    const float weight = a.normalize ? my_score / sum : my_score;
-    a.topk_weights[t * a.top_k + lane] = weight * a.scaling;
-  }
+  write_picks(a, t, lane, my_id, lane < a.top_k ? scores[my_id] : 0.0f);
 }
 
 // route_token_in_shared's routing for routers without groups, the kPerLane experts of a lane
@@ -232,14 +238,7 @@ __device__ __forceinline__ void route_token_in_registers(const MoeRouteArgs& a, 
       rescan();
     }
   }
-  if (lane >= a.top_k) my_score = 0;
-  float sum = warp_sum(my_score);
-  if (a.sigmoid) sum += 1e-20f;
-  if (lane < a.top_k) {
-    a.topk_ids[t * a.top_k + lane] = my_id;
-    const float weight = a.normalize ? my_score / sum : my_score;
-    a.topk_weights[t * a.top_k + lane] = weight * a.scaling;
-  }
+  write_picks(a, t, lane, my_id, lane < a.top_k ? my_score : 0.0f);
 }
 
 // Routes token t with one warp: in registers where there are no groups and at most 256
