@@ -8,14 +8,30 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/generator.h"
+#include "engine/model_runner.h"
 
 namespace hadron {
 namespace {
 
 const std::string kModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-gqa4";
+
+// Decode graphs: every batch size up to 16 (MoE layers compute padding rows like tokens), then
+// multiples of 8 up to 256 and of 16 up to 512, none past the largest batch.
+TEST(ModelRunnerGraphSizes, EverySizeUpTo16ThenMultiplesOf8And16) {
+  std::vector<int64_t> expected;
+  for (int64_t b = 1; b <= 5; ++b) expected.push_back(b);
+  EXPECT_EQ(ModelRunner::graph_batch_sizes(5), expected);
+  for (int64_t b = 6; b <= 16; ++b) expected.push_back(b);
+  EXPECT_EQ(ModelRunner::graph_batch_sizes(23), expected);
+  for (int64_t b = 24; b <= 256; b += 8) expected.push_back(b);
+  for (int64_t b = 272; b <= 512; b += 16) expected.push_back(b);
+  EXPECT_EQ(ModelRunner::graph_batch_sizes(1000), expected);
+  EXPECT_EQ(ModelRunner::graph_batch_sizes(300).back(), 288);
+}
 
 class EngineTest : public ::testing::TestWithParam<bool> {};
 
