@@ -47,13 +47,21 @@ __device__ __forceinline__ float load_logit(const float* p) {
   return *p;
 }
 
+// The scoring both routings share: a sigmoid score, and expert e's score correction (added to
+// its score for the selection only; 0 without one).
+__device__ __forceinline__ float sigmoid_score(float logit) { return 1.0f / (1.0f + expf(-logit)); }
+__device__ __forceinline__ float correction(const MoeRouteArgs& a, int e) {
+  if (a.correction_bias == nullptr) return 0.0f;
+  return a.correction_bias_f32 ? static_cast<const float*>(a.correction_bias)[e]
+                               : __bfloat162float(static_cast<const bf16*>(a.correction_bias)[e]);
+}
+
 template <bool kFromL2>
 __device__ void compute_scores(const MoeRouteArgs& a, const float* logits, float* scores,
                                float* choice, int lane) {
   const int n = a.n_experts;
   if (a.sigmoid) {
-    for (int e = lane; e < n; e += 32)
-      scores[e] = 1.0f / (1.0f + expf(-load_logit<kFromL2>(logits + e)));
+    for (int e = lane; e < n; e += 32) scores[e] = sigmoid_score(load_logit<kFromL2>(logits + e));
   } else {
     float max_logit = -FLT_MAX;
     for (int e = lane; e < n; e += 32)
@@ -65,14 +73,7 @@ __device__ void compute_scores(const MoeRouteArgs& a, const float* logits, float
     sum = warp_sum(sum);
     for (int e = lane; e < n; e += 32) scores[e] /= sum;
   }
-  for (int e = lane; e < n; e += 32) {
-    float bias = 0;
-    if (a.correction_bias != nullptr)
-      bias = a.correction_bias_f32
-                 ? static_cast<const float*>(a.correction_bias)[e]
-                 : __bfloat162float(static_cast<const bf16*>(a.correction_bias)[e]);
-    choice[e] = scores[e] + bias;
-  }
+  for (int e = lane; e < n; e += 32) choice[e] = scores[e] + correction(a, e);
   __syncwarp();
 }
 
@@ -179,7 +180,7 @@ __device__ __forceinline__ void route_token_in_registers(const MoeRouteArgs& a, 
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
       const int e = lane + 32 * i;
-      score[i] = e < n ? 1.0f / (1.0f + expf(-load_logit<kFromL2>(logits + e))) : 0.0f;
+      score[i] = e < n ? sigmoid_score(load_logit<kFromL2>(logits + e)) : 0.0f;
     }
   } else {
     float logit[kPerLane];
@@ -204,10 +205,7 @@ __device__ __forceinline__ void route_token_in_registers(const MoeRouteArgs& a, 
   for (int i = 0; i < kPerLane; ++i) {
     const int e = lane + 32 * i;
     float bias = 0;
-    if (a.correction_bias != nullptr && e < n)
-      bias = a.correction_bias_f32
-                 ? static_cast<const float*>(a.correction_bias)[e]
-                 : __bfloat162float(static_cast<const bf16*>(a.correction_bias)[e]);
+    if (a.correction_bias != nullptr && e < n) bias = correction(a, e);
     key[i] = order_key(score[i] + bias);
   }
   unsigned taken = 0;  // bit i: expert lane + 32 i picked
