@@ -4,7 +4,10 @@
 // median_timing.h's repeats). An H100 80GB HBM3 (2026-11-27, this program's first form: the
 // same kernels over 4 GiB, median of 9 launches; bench/results/hbm-read-h100-2026-11-27.txt):
 // plain 16-byte loads 2.68-3.11 TB/s by threads per SM, bulk copies into shared memory
-// 3.10-3.12, cudaMemcpy 3.00 (read + write).
+// 3.10-3.12, cudaMemcpy 3.00 (read + write). The warp-rows pattern (the GEMV's) by load
+// instruction (s24, bench/results/experiments-2026-11-27-s24.md section 2): ld.cs 3.02 TB/s,
+// with the .L2::256B prefetch size 3.07 (ld.cs or ld.nc), .L2::128B 3.04; the GEMVs with
+// .L2::256B ran no faster end to end.
 //
 //   hbm_read_bench
 #include <cuda_runtime.h>
@@ -20,6 +23,27 @@ namespace hadron::cuda {
 namespace {
 
 constexpr int64_t kBytes = int64_t{2} << 30;
+
+// One 16-byte load by variant: 0 __ldcs (the GEMV's), 1 .cs with an L2 prefetch size of 256
+// bytes, 2 .nc past L1 with 256 bytes, 3 .cs with 128 bytes.
+template <int kLoad>
+__device__ __forceinline__ int4 load16(const int4* p) {
+  if constexpr (kLoad == 0) return __ldcs(p);
+  int4 v;
+  if constexpr (kLoad == 1)
+    asm("ld.global.cs.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  if constexpr (kLoad == 2)
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  if constexpr (kLoad == 3)
+    asm("ld.global.cs.L2::128B.v4.s32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  return v;
+}
 
 // Grid-stride 16-byte loads, kUnroll of them in flight per thread: the whole grid sweeps the
 // buffer front to back.
@@ -41,7 +65,7 @@ __global__ void grid_stride_kernel(const int4* __restrict__ p, int64_t n, int* s
 
 // Each warp streams its own contiguous region, 32 * kUnroll vectors a step (the decode
 // GEMV's pattern: one warp per weight row).
-template <int kUnroll>
+template <int kUnroll, int kLoad = 0>
 __global__ void warp_rows_kernel(const int4* __restrict__ p, int64_t n, int* sink) {
   int fold = 0;
   const int64_t n_warps = int64_t{gridDim.x} * blockDim.x / 32;
@@ -54,11 +78,11 @@ __global__ void warp_rows_kernel(const int4* __restrict__ p, int64_t n, int* sin
   for (; i + 32 * (kUnroll - 1) < count; i += 32 * kUnroll) {
     int4 v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(region + i + 32 * u);
+    for (int u = 0; u < kUnroll; ++u) v[u] = load16<kLoad>(region + i + 32 * u);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) fold ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
-  for (; i < count; i += 32) fold ^= __ldcs(region + i).x;
+  for (; i < count; i += 32) fold ^= load16<kLoad>(region + i).x;
   if (fold == 0x5eed) *sink = fold;
 }
 
@@ -136,6 +160,17 @@ void run() {
              warp_rows_kernel<8><<<n_sms * per_sm, 256, 0, stream>>>(vectors, n_vectors, sink);
            }));
   }
+  // The warp-rows pattern at the GEMV's 2 blocks/SM of 256 threads, by load variant.
+  const auto warp_rows = [&](auto kernel, const char* load) {
+    std::snprintf(name, sizeof(name), "warp rows x8, 2 blocks/SM of 256, %s", load);
+    report(name, median_us(stream, 1, [&](int) {
+             kernel<<<n_sms * 2, 256, 0, stream>>>(vectors, n_vectors, sink);
+           }));
+  };
+  warp_rows(warp_rows_kernel<8, 0>, "ld.cs");
+  warp_rows(warp_rows_kernel<8, 1>, "ld.cs.L2::256B");
+  warp_rows(warp_rows_kernel<8, 2>, "ld.nc.L1::no_allocate.L2::256B");
+  warp_rows(warp_rows_kernel<8, 3>, "ld.cs.L2::128B");
   const auto ring = [&](auto kernel, int stages, int chunk, int per_sm) {
     const int shared_bytes = stages * chunk;
     CUDA_CHECK(
