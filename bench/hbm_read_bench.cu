@@ -5,7 +5,7 @@
 // same kernels over 4 GiB, median of 9 launches; bench/results/hbm-read-h100-2026-11-27.txt):
 // plain 16-byte loads 2.68-3.11 TB/s by threads per SM, bulk copies into shared memory
 // 3.10-3.12, cudaMemcpy 3.00 (read + write). The warp-rows pattern (the GEMV's) by load
-// instruction (s24, bench/results/experiments-2026-11-27-s24.md section 2): ld.cs 3.02 TB/s,
+// instruction (s24, bench/results/experiments-2026-11-27-s24.md section 3): ld.cs 3.02 TB/s,
 // with the .L2::256B prefetch size 3.07 (ld.cs or ld.nc), .L2::128B 3.04; the GEMVs with
 // .L2::256B ran no faster end to end.
 //
@@ -28,21 +28,24 @@ constexpr int64_t kBytes = int64_t{2} << 30;
 // bytes, 2 .nc past L1 with 256 bytes, 3 .cs with 128 bytes.
 template <int kLoad>
 __device__ __forceinline__ int4 load16(const int4* p) {
-  if constexpr (kLoad == 0) return __ldcs(p);
-  int4 v;
-  if constexpr (kLoad == 1)
-    asm("ld.global.cs.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  if constexpr (kLoad == 2)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  if constexpr (kLoad == 3)
-    asm("ld.global.cs.L2::128B.v4.s32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  return v;
+  if constexpr (kLoad == 0) {
+    return __ldcs(p);
+  } else {
+    int4 v;
+    if constexpr (kLoad == 1)
+      asm("ld.global.cs.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+          : "l"(p));
+    else if constexpr (kLoad == 2)
+      asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+          : "l"(p));
+    else
+      asm("ld.global.cs.L2::128B.v4.s32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+          : "l"(p));
+    return v;
+  }
 }
 
 // Grid-stride 16-byte loads, kUnroll of them in flight per thread: the whole grid sweeps the
@@ -142,7 +145,7 @@ void run() {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const auto* vectors = reinterpret_cast<const int4*>(buffer);
   const int64_t n_vectors = kBytes / 16;
-  char name[64];
+  char name[96];
 
   for (int threads : {256, 512, 1024}) {
     for (int per_sm : {1, 2, 4}) {
