@@ -135,6 +135,11 @@ __device__ __forceinline__ void wgmma_bf16<64>(float (&d)[32], uint64_t desc_a, 
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+// Four values rounded to bf16 into dst (8-byte aligned): every epilogue's store.
+__device__ __forceinline__ void store4_bf16(bf16* dst, const float (&v)[4]) {
+  *reinterpret_cast<uint2*>(dst) = make_uint2(pack_bf16(v[0], v[1]), pack_bf16(v[2], v[3]));
+}
+
 // Rows [c1, c1 + box rows) and columns [c0, c0 + 64) of a 2-D bf16 tensor into shared memory
 // (128-byte swizzle), counted on barrier.
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1,
@@ -329,10 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             x, h.norm != nullptr, norm_weight, a.eps,
             head_rotation<4>(a.cos_sin, a.positions[token], a.rotary_dim, a.neox, lane),
             a.rotary_dim, staged, lane, result);
-      uint2 packed;
-      packed.x = pack_bf16(result[0], result[1]);
-      packed.y = pack_bf16(result[2], result[3]);
-      *reinterpret_cast<uint2*>(dst + 4 * lane) = packed;
+      store4_bf16(dst + 4 * lane, result);
     }
   } else if constexpr (kKind == Kind::kSiluMul) {
     // Each CTA of the cluster takes an interleaved share of the tile's (token, 4 intermediates)
@@ -351,11 +353,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 4; ++e)
         result[e] = silu_mul1(__bfloat162float(__float2bfloat16(gate[e])),
                               __bfloat162float(__float2bfloat16(up[e])));
-      uint2 packed;
-      packed.x = pack_bf16(result[0], result[1]);
-      packed.y = pack_bf16(result[2], result[3]);
-      *reinterpret_cast<uint2*>(static_cast<bf16*>(out) + static_cast<int64_t>(token) * inter +
-                                feature) = packed;
+      store4_bf16(static_cast<bf16*>(out) + static_cast<int64_t>(token) * inter + feature, result);
     }
   } else {
     // Each CTA of the cluster sums and stores an interleaved share of the tile's
@@ -372,10 +370,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<float4*>(static_cast<float*>(out) + at) =
             make_float4(values[0], values[1], values[2], values[3]);
       } else {
-        uint2 packed;
-        packed.x = pack_bf16(values[0], values[1]);
-        packed.y = pack_bf16(values[2], values[3]);
-        *reinterpret_cast<uint2*>(static_cast<bf16*>(out) + at) = packed;
+        store4_bf16(static_cast<bf16*>(out) + at, values);
       }
     }
   }

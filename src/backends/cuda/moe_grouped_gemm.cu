@@ -41,7 +41,9 @@ constexpr int kRowStride = kThreads / kChunks;             // 16 rows between a 
 constexpr int kPackedRowBytes = kBK / 2;  // two 16-byte chunks of 32 codes, a scale each
 constexpr int kPackedStageBytes = kATileBytes + kBN * kPackedRowBytes;
 constexpr int kMaxSmemBytes = 200 * 1024;  // the attribute set once (MXFP4's scales grow with K)
-static_assert(6 * kPackedStageBytes + kBTileBytes + kBN * (kMoeMxfp4MaxK / 32) <= kMaxSmemBytes);
+constexpr int kDeepRing = 6;               // MXFP4's ring at decode batches (launch_product)
+static_assert(kDeepRing * kPackedStageBytes + kBTileBytes + kBN * (kMoeMxfp4MaxK / 32) <=
+              kMaxSmemBytes);
 static_assert(kThreads == kBN, "MXFP4: a thread decodes one B row");
 
 enum class Product { kGateUp, kDown };
@@ -332,7 +334,7 @@ void launch_typed(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t s
 
 // MXFP4's ring: at decode batches (at most kDeepRingRowsPerExpert pairs an expert on
 // average) an expert's tiles have few token rows, so a k step's work is short and the bytes in
-// flight bound the stream: 6 stages (at gpt-oss-20b's K, 2 CTAs an SM). With more rows, 3
+// flight bound the stream: kDeepRing stages (at gpt-oss-20b's K, 2 CTAs an SM). With more rows, 3
 // stages (3 CTAs an SM).
 // H100, gpt-oss-20b: 16 / 32 / 64 sequences 2,619 / 5,019 / 9,697 tok/s with 3 stages, 3,040 /
 // 5,750 / 11,061 with 6; 128 sequences 17,015 against 16,211, prefill of 2,048 tokens 34,091
@@ -343,7 +345,7 @@ template <Product kProduct>
 void launch_product(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t stream) {
   if (a.gate_up_scales == nullptr) return launch_typed<kProduct, false, kStages>(a, w, stream);
   if (a.n_tokens * a.top_k <= kDeepRingRowsPerExpert * a.n_experts)
-    return launch_typed<kProduct, true, 6>(a, w, stream);
+    return launch_typed<kProduct, true, kDeepRing>(a, w, stream);
   launch_typed<kProduct, true, kStages>(a, w, stream);
 }
 
