@@ -60,6 +60,18 @@ template <int kD>
 constexpr int kTileBytes = kTileKeys* kD * 2;
 template <int kD, int kRing, int kW = kWarps>
 constexpr size_t kSharedBytes = size_t{kW} * kRing * 2 * kTileBytes<kD>;
+// Clustered launches whose (KV head, sequence) has at most kPushElements output elements
+// (group size x head_dim) merge by push (see attention_decode_kernel's kPush): each CTA's inbox
+// past its ring holds, from every split, the output sums of the elements the CTA merges
+// ([split][kMaxGroup * kD], only its share written), then every split's maxima and row sums
+// ([split][kMaxGroup] each). Sized for kMaxGroup heads though at most kPushElements elements
+// are written: at head_dim 128 the ring and this 33 KB inbox fit one CTA an SM, as measured;
+// with an inbox of just kPushElements (17 KB, two CTAs an SM) Qwen3-8B batch 1 ran 159.9 tok/s
+// against 188.4 (H100, two machines, s25 calls 2 and 3; not profiled: s16 measured the largest
+// shared-memory carveout, which two such CTAs need, 6% slower for the GEMVs around them).
+constexpr int kPushElements = 512;
+template <int kD>
+constexpr size_t kInboxBytes = (size_t{kD} + 2) * kMaxGroup* kClusterSplits * sizeof(float);
 
 // Splitting aims at kCtasPerSm CTAs per SM (8 warps: what the head_dim-128 rings of two 4-warp CTAs
 // fill). The number of splits depends only on the batch's shape (never on context lengths), so a
@@ -175,10 +187,21 @@ __device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&
 }
 
 // kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
-// through distributed shared memory instead of the combine kernel.
-template <int kD, int kRing, bool kCluster, int kW = kWarps>
+// through distributed shared memory instead of the combine kernel. The merge spreads the
+// elements (group_size x kD) over the active CTAs, kThreads consecutive elements to one CTA in
+// turn. Pull (kPush false): every CTA leaves its merged state in its own shared memory; after a
+// cluster barrier each reads its elements' states from every CTA, and a second barrier keeps
+// that memory alive until read. Push (kPush, at most kPushElements elements): every CTA writes
+// each element's state straight into the inbox of the CTA that merges it; after one barrier each
+// merges from its own memory and leaves. H100, same binary, pull -> push, batch 1: Qwen3-8B
+// 187.3 / 187.2 -> 188.6 / 188.6 tok/s, gpt-oss-20b 525.4 -> 530.5; 4,096-token prompts 174.9
+// -> 176.0 and 502.6 -> 503.6. Qwen3-30B-A3B (8 heads of 128: 1,024 elements, so it pulls)
+// measured 335.9 -> 336.2 with 128-token prompts but 294.9 / 294.5 -> 291.8 / 291.5 with 4,096
+// (bench/results/experiments-2026-11-27-s25.md, calls 2 and 4).
+template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false>
 __global__ void __launch_bounds__(kW * 32)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
+  static_assert(!kPush || kCluster);
   constexpr int kChunks = kD / 8, kThreads = kW * 32;
   extern __shared__ __align__(128) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
@@ -254,13 +277,19 @@ __global__ void __launch_bounds__(kW * 32)
     for (int b = 0; b < kD * 2; b += 128) prefetch_l2(row_bytes + b);
   }
   const int token = args.cu_seqlens_q[seq];
+  // Clustered splits of a context more than one split covers meet at two cluster barriers (every
+  // CTA, active or not: whether to meet is the same for the whole cluster). Push: the first
+  // phase only says that every CTA has started (its inbox may be written), arrived at here and
+  // waited for before the first push; the second follows the pushes. An inactive CTA merges
+  // nothing, so nothing is pushed to it: it arrives and leaves (barriers count the CTAs that
+  // have not exited).
+  const bool meet = kCluster && mine && n_active > 1;
+  if constexpr (kPush)
+    if (meet) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   pdl_wait();
   pdl_launch_dependents();
-  // Clustered splits of a context more than one split covers meet at two cluster barriers (every
-  // CTA, active or not: whether to meet is the same for the whole cluster).
-  const bool meet = kCluster && mine && n_active > 1;
   if (!active) {
-    if (meet) {
+    if (meet && !kPush) {
       cooperative_groups::this_cluster().sync();
       cooperative_groups::this_cluster().sync();
     }
@@ -322,6 +351,10 @@ __global__ void __launch_bounds__(kW * 32)
     }
   }
   __syncthreads();
+  float* inbox = reinterpret_cast<float*>(smem + kSharedBytes<kD, kRing, kW>);  // push only
+  float* inbox_m = inbox + kClusterSplits * kMaxGroup * kD;                     // then the row sums
+  if constexpr (kPush)
+    if (meet) asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
   // A context that one split covers is written here; the combine pass skips it.
   const int n_splits = gridDim.x;
   const bool single = n_active == 1;
@@ -342,6 +375,18 @@ __global__ void __launch_bounds__(kW * 32)
     if (single) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
           __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+    } else if (kPush) {
+      // Element idx's state to the CTA that merges it; the row's maximum and sum to every one.
+      cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+      const int owner = (idx / kThreads) % n_active;
+      cluster.map_shared_rank(inbox, owner)[split * kMaxGroup * kD + idx] = acc;
+      if (d == 0) {
+        for (int r = 0; r < n_active; ++r) {
+          float* stats = cluster.map_shared_rank(inbox_m, r);
+          stats[split * kMaxGroup + g] = max_all;
+          stats[(kClusterSplits + split) * kMaxGroup + g] = sum;
+        }
+      }
     } else if (kCluster) {
       cta_o[idx] = acc;
       if (d == 0) {
@@ -358,9 +403,32 @@ __global__ void __launch_bounds__(kW * 32)
     }
   }
   if (!meet) return;
-  // The cluster's merge, the combine kernel's arithmetic over the active CTAs' shared memory,
-  // spread over their threads; the second barrier keeps every CTA's memory alive until it is
-  // read.
+  // The cluster's merge, the combine kernel's arithmetic over the active CTAs' states.
+  if constexpr (kPush) {
+    cooperative_groups::this_cluster().sync();  // every push has landed
+    for (int idx = split * kThreads + threadIdx.x; idx < group_size * kD;
+         idx += n_active * kThreads) {
+      const int g = idx / kD;
+      const int head = kv_head * group_size + g;
+      const float sink = sink_log2(args, head);
+      float max_all = fmaxf(-FLT_MAX, sink);
+#pragma unroll
+      for (int sp = 0; sp < kClusterSplits; ++sp)
+        if (sp < n_active) max_all = fmaxf(max_all, inbox_m[sp * kMaxGroup + g]);
+      float sum = exp2f(sink - max_all), acc = 0;
+#pragma unroll
+      for (int sp = 0; sp < kClusterSplits; ++sp) {
+        if (sp >= n_active) break;
+        const float w = exp2f(inbox_m[sp * kMaxGroup + g] - max_all);
+        sum += inbox_m[(kClusterSplits + sp) * kMaxGroup + g] * w;
+        acc += inbox[sp * kMaxGroup * kD + idx] * w;
+      }
+      static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
+          __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+    }
+    return;
+  }
+  // Pull: the second barrier keeps every CTA's memory alive until it is read.
   // Each thread first reads every active CTA's (m, l, o) for its element, all requests in
   // flight at once (a distributed-shared-memory read is a round trip of its own: one after
   // another they took ~1.7 us of a batch-1 layer, clock64 stamps), then merges them in the
@@ -445,24 +513,28 @@ bool clusters_enabled() {
   return enabled;
 }
 
-// The decode kernel, opted in to its ring's shared memory on the current device (the attribute
+// The decode kernel's shared memory: its ring, and a push merge's inbox.
+template <int kD, int kRing, int kW, bool kPush>
+constexpr size_t kLaunchSharedBytes = kSharedBytes<kD, kRing, kW> + (kPush ? kInboxBytes<kD> : 0);
+
+// The decode kernel, opted in to its shared memory on the current device (the attribute
 // belongs to the device: set per launch, not once).
-template <int kD, int kRing, bool kCluster, int kW>
+template <int kD, int kRing, bool kCluster, int kW, bool kPush = false>
 auto opted_in_kernel() {
-  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW>;
+  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW, kPush>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSharedBytes<kD, kRing, kW>)));
+                                  static_cast<int>(kLaunchSharedBytes<kD, kRing, kW, kPush>)));
   return kernel;
 }
 
 // The decode kernel over n_splits splits with a kRing-deep ring (clustered: the splits of a
 // context form one cluster).
-template <int kD, int kRing, bool kCluster, int kW = kWarps>
+template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false>
 void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cudaStream_t stream) {
-  const auto kernel = opted_in_kernel<kD, kRing, kCluster, kW>();
+  const auto kernel = opted_in_kernel<kD, kRing, kCluster, kW, kPush>();
   launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kW * 32),
-                       kSharedBytes<kD, kRing, kW>, stream, kCluster ? n_splits : 1, args,
-                       args.scale * kLog2e, workspace);
+                       kLaunchSharedBytes<kD, kRing, kW, kPush>, stream, kCluster ? n_splits : 1,
+                       args, args.scale * kLog2e, workspace);
 }
 
 // How many one-split CTAs of kW warps at head_dim 128 the device holds at once.
@@ -484,7 +556,10 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
   const bool cluster = n_splits >= kClusterFromSplits && clusters_enabled();
   if (cluster) {
     n_splits = kClusterSplits;
-    launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
+    if (group * kD <= kPushElements)
+      launch_decode<kD, kStages<kD>, true, kWarps, true>(args, workspace, n_splits, stream);
+    else
+      launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
   } else if (n_splits == 1) {
     const int64_t ctas = int64_t{args.n_seqs} * args.n_kv_heads;
     if constexpr (kD == 128) {
