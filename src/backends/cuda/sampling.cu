@@ -1,9 +1,11 @@
-// Token sampling on the GPU (semantics in ops/sampling.h): one 1024-thread block per row.
-// Greedy is one argmax pass. Otherwise the top-k and top-p thresholds are found without a
-// sort by radix selection over the order-preserving uint32 keys of the logits (8 passes of
-// 4 bits, histograms of counts or of probability mass), min-p is a comparison, and
-// the draw scans the kept mass in vocabulary order (per-warp segment sums, then one warp
-// scans its segment).
+// Token sampling on the GPU (semantics in ops/sampling.h): one 1024-thread block per row (the
+// argmax of a few rows split over a cluster of blocks). Greedy is one argmax pass. Otherwise the
+// top-k and top-p thresholds are found without a sort by radix selection over the order-preserving
+// uint32 keys of the logits (8 passes of 4 bits, histograms of counts or of probability mass),
+// min-p is a comparison, and the draw scans the kept mass in vocabulary order (per-warp segment
+// sums, then one warp scans its segment).
+#include <cooperative_groups.h>
+
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -28,11 +30,12 @@ struct Shared {
 
 __device__ uint32_t key_of(float value) { return ordered_key(__float_as_uint(value)); }
 
-// Block-wide (max value, first index) over the row.
-__device__ int block_argmax(const float* row, int64_t vocab, Shared& sh, float* max_out) {
+// Block-wide (max value, first index) over row[begin, end).
+__device__ int block_argmax(const float* row, int64_t begin, int64_t end, Shared& sh,
+                            float* max_out) {
   float best = -INFINITY;
   int best_idx = INT32_MAX;
-  for (int64_t i = threadIdx.x; i < vocab; i += kThreads)
+  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads)
     if (row[i] > best) {
       best = row[i];
       best_idx = static_cast<int>(i);
@@ -137,16 +140,56 @@ __device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logi
   return prefix;
 }
 
+// Few rows leave most SMs idle while one block a row reads its whole row (151,936 logits of
+// Qwen3, 201,088 of gpt-oss): up to kSplitRows rows, each row's argmax is split over a
+// cluster of kArgmaxSplit blocks (grid.x; kClustered) and merged in block 0, which alone goes on
+// for non-greedy rows. H100, batch 1, same binary, one block -> a cluster a row: Qwen3-8B 188.4 /
+// 188.4 -> 188.6 / 188.6 tok/s, gpt-oss-20b 525.1 / 525.0 -> 526.5 / 526.5, Qwen3-30B-A3B
+// 336.2 / 336.2 -> 336.7 / 337.0 (bench/results/experiments-2026-11-27-s25.md, call 2).
+constexpr int kArgmaxSplit = 8, kSplitRows = 16;
+struct Partial {
+  float value[kArgmaxSplit];
+  int index[kArgmaxSplit];
+};
+
+template <bool kClustered>
 __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
   __shared__ Shared sh;
   pdl_wait();
   pdl_launch_dependents();
-  const int64_t r = blockIdx.x, vocab = args.vocab;
+  const int64_t r = kClustered ? blockIdx.y : blockIdx.x, vocab = args.vocab;
   const float* row = args.logits + r * vocab;
   const float temperature = args.temperature[r];
   const int top_k = args.top_k[r];
   float max_logit;
-  const int argmax = block_argmax(row, vocab, sh, &max_logit);
+  int argmax;
+  if constexpr (!kClustered) {
+    argmax = block_argmax(row, 0, vocab, sh, &max_logit);
+  } else {
+    __shared__ Partial partial;
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    const int rank = static_cast<int>(blockIdx.x);
+    const int64_t segment = (vocab + kArgmaxSplit - 1) / kArgmaxSplit;
+    const int64_t begin = rank * segment, end = min(vocab, begin + segment);
+    const int local = block_argmax(row, begin, end, sh, &max_logit);
+    if (threadIdx.x == 0) {
+      Partial* target = cluster.map_shared_rank(&partial, 0);
+      target->value[rank] = max_logit;
+      target->index[rank] = local;  // (an empty segment's maximum is -inf: never taken)
+    }
+    cluster.sync();
+    if (rank != 0) return;
+    // Segments in vocabulary order (the first is never empty): a later one wins only when
+    // strictly greater, so the first index of the largest logit is kept.
+    max_logit = partial.value[0];
+    argmax = partial.index[0];
+    for (int p = 1; p < kArgmaxSplit; ++p)
+      if (partial.value[p] > max_logit) {
+        max_logit = partial.value[p];
+        argmax = partial.index[p];
+      }
+  }
   if (temperature <= 0 || top_k == 1) {
     if (threadIdx.x == 0) args.tokens[r] = argmax;
     return;
@@ -232,7 +275,10 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(SampleArgs args) {
 
 void launch_sample(const SampleArgs& args, cudaStream_t stream) {
   if (args.n_rows == 0) return;
-  launch_pdl(sample_kernel, dim3(args.n_rows), dim3(kThreads), 0, stream, args);
+  if (args.n_rows <= kSplitRows)
+    return launch_pdl_clustered(sample_kernel<true>, dim3(kArgmaxSplit, args.n_rows),
+                                dim3(kThreads), 0, stream, kArgmaxSplit, args);
+  launch_pdl(sample_kernel<false>, dim3(args.n_rows), dim3(kThreads), 0, stream, args);
 }
 
 }  // namespace hadron::cuda
