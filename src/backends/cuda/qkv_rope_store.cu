@@ -60,16 +60,20 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const bool in_range = item < args.n_tokens * heads_per_token;
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
   const QkvHead h = qkv_head(args, head);
-  // Read before waiting on the kernel that wrote qkv, so that only qkv's load is left after
-  // the wait: the norm weights and the cos/sin table are constants, positions and slots are
-  // copied from the host before the step's kernels run (launch.cuh).
+  // Read before waiting on the kernel that wrote qkv: the norm weights (constants), positions
+  // and slots (copied from the host before the step's kernels run; launch.cuh). The cos/sin
+  // row, whose address needs the position, is read after the wait beside qkv, so that one
+  // round trip, not two, precedes the wait (the kernel before may end before a block of this
+  // one even starts). H100, same binary, cos/sin before -> after the wait: gpt-oss-20b batch 1
+  // 526.0 / 525.4 -> 530.6 / 530.5 tok/s, Qwen3-30B-A3B 336.5 / 337.0 -> 336.4 / 337.2,
+  // Qwen3-8B 128 sequences 15,790 / 15,743 -> 15,769 / 15,800
+  // (bench/results/experiments-2026-11-27-s25.md, call 3).
   float norm_weight[kPerLane];
   if (in_range && h.norm != nullptr) load_f32<kPerLane>(h.norm + lane * kPerLane, norm_weight);
   const int32_t slot = in_range ? args.slot_mapping[t] : -1;
   HeadRotation<kPerLane> rotation{};
-  if (in_range && (h.is_q || h.is_k))
-    rotation =
-        head_rotation<kPerLane>(args.cos_sin, args.positions[t], args.rotary_dim, args.neox, lane);
+  const bool rotated = in_range && (h.is_q || h.is_k);
+  const int64_t position = rotated ? args.positions[t] : 0;
   pdl_wait();
   pdl_launch_dependents();
   if (!in_range) return;
@@ -78,6 +82,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * kHeadDim;
   float x[kPerLane];
   load_f32<kPerLane>(src + lane * kPerLane, x);
+  if (rotated)
+    rotation = head_rotation<kPerLane>(args.cos_sin, position, args.rotary_dim, args.neox, lane);
 
   bf16* dst = qkv_head_dst(args, h, head, t, slot);
   if (!h.is_q && !h.is_k) {  // v: a plain copy

@@ -1,7 +1,6 @@
 // RMSNorm and fused residual-add + RMSNorm over rows of `width` bf16 values.
 // One block per row; each thread keeps its 8-element vectors in registers between the
-// sum-of-squares pass and the scaling pass, so the row is read once and written once. The
-// weight (a constant) is read before waiting on the kernel that wrote x (launch.cuh).
+// sum-of-squares pass and the scaling pass, so the row is read once and written once.
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -13,21 +12,35 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// The weight (a constant) is read before waiting on the kernel that wrote x (launch.cuh), which
+// hides its load where that kernel lets this one start early (our GEMVs and decode GEMM, up to
+// 64 rows); past kEarlyWeightRows rows x comes from cuBLASLt, whose kernels do not, so this
+// kernel starts only once x is complete and the weight is read after the wait, beside x (kLate):
+// one round trip instead of two. H100, same binary, weight before -> after the wait: Qwen3-8B
+// 128 sequences 15,790 / 15,743 -> 15,852 / 15,850 tok/s; Qwen3-30B-A3B batch 1 (its norm
+// before the router) 336.5 / 337.0 -> 334.3 / 334.3 (bench/results/experiments-2026-11-27-s25.md,
+// call 3).
+constexpr int64_t kEarlyWeightRows = 64;
+
 // kVectors: 8-element vectors per thread (ceil(width / 8 / kThreads)).
-template <int kVectors, bool kAdd>
+template <int kVectors, bool kAdd, bool kLate>
 __global__ void __launch_bounds__(kThreads)
     rms_norm_kernel(const bf16* x, const bf16* residual, bf16* residual_out, const bf16* weight,
                     bf16* out, int64_t width, float eps) {
   const int64_t row = blockIdx.x;
   const int64_t n_vec = width / 8;
   Bf16x8 w[kVectors];
+  const auto load_weight = [&] {
 #pragma unroll
-  for (int j = 0; j < kVectors; ++j) {
-    const int64_t c = threadIdx.x + j * kThreads;
-    if (c < n_vec) w[j] = load8(weight + c * 8);
-  }
+    for (int j = 0; j < kVectors; ++j) {
+      const int64_t c = threadIdx.x + j * kThreads;
+      if (c < n_vec) w[j] = load8(weight + c * 8);
+    }
+  };
+  if constexpr (!kLate) load_weight();
   pdl_wait();
   pdl_launch_dependents();
+  if constexpr (kLate) load_weight();
   // Every load is issued before the first store (which the compiler may not move them past):
   // one round trip for the row.
   Bf16x8 x_bits[kVectors], residual_bits[kVectors];
@@ -66,8 +79,12 @@ __global__ void __launch_bounds__(kThreads)
 template <int kVectors>
 void launch_with(const void* x, const void* residual, void* residual_out, const void* weight,
                  void* out, int64_t n_rows, int64_t width, float eps, cudaStream_t stream) {
+  const bool late = n_rows > kEarlyWeightRows;
   const auto kernel =
-      residual != nullptr ? rms_norm_kernel<kVectors, true> : rms_norm_kernel<kVectors, false>;
+      residual != nullptr
+          ? (late ? rms_norm_kernel<kVectors, true, true> : rms_norm_kernel<kVectors, true, false>)
+          : (late ? rms_norm_kernel<kVectors, false, true>
+                  : rms_norm_kernel<kVectors, false, false>);
   launch_pdl(kernel, dim3(n_rows), dim3(kThreads), 0, stream, static_cast<const bf16*>(x),
              static_cast<const bf16*>(residual), static_cast<bf16*>(residual_out),
              static_cast<const bf16*>(weight), static_cast<bf16*>(out), width, eps);
