@@ -186,6 +186,28 @@ __device__ __forceinline__ void attend_tile(WarpState<kD>& st, const uint32_t (&
   }
 }
 
+// One output element's state from each of a cluster's splits: maximum, row sum, output sum.
+struct SplitStates {
+  float m[kClusterSplits], l[kClusterSplits], o[kClusterSplits];
+};
+
+// The first n_active states and the head's sink merged, in the combine kernel's order.
+__device__ __forceinline__ bf16 merge_splits(const SplitStates& s, int n_active, float sink) {
+  float max_all = fmaxf(-FLT_MAX, sink);
+#pragma unroll
+  for (int sp = 0; sp < kClusterSplits; ++sp)
+    if (sp < n_active) max_all = fmaxf(max_all, s.m[sp]);
+  float sum = exp2f(sink - max_all), acc = 0;
+#pragma unroll
+  for (int sp = 0; sp < kClusterSplits; ++sp) {
+    if (sp >= n_active) break;
+    const float w = exp2f(s.m[sp] - max_all);
+    sum += s.l[sp] * w;
+    acc += s.o[sp] * w;
+  }
+  return __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+}
+
 // kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
 // through distributed shared memory instead of the combine kernel. The merge spreads the
 // elements (group_size x kD) over the active CTAs, kThreads consecutive elements to one CTA in
@@ -410,21 +432,16 @@ __global__ void __launch_bounds__(kW * 32)
          idx += n_active * kThreads) {
       const int g = idx / kD;
       const int head = kv_head * group_size + g;
-      const float sink = sink_log2(args, head);
-      float max_all = fmaxf(-FLT_MAX, sink);
-#pragma unroll
-      for (int sp = 0; sp < kClusterSplits; ++sp)
-        if (sp < n_active) max_all = fmaxf(max_all, inbox_m[sp * kMaxGroup + g]);
-      float sum = exp2f(sink - max_all), acc = 0;
+      SplitStates states;
 #pragma unroll
       for (int sp = 0; sp < kClusterSplits; ++sp) {
         if (sp >= n_active) break;
-        const float w = exp2f(inbox_m[sp * kMaxGroup + g] - max_all);
-        sum += inbox_m[(kClusterSplits + sp) * kMaxGroup + g] * w;
-        acc += inbox[sp * kMaxGroup * kD + idx] * w;
+        states.m[sp] = inbox_m[sp * kMaxGroup + g];
+        states.l[sp] = inbox_m[(kClusterSplits + sp) * kMaxGroup + g];
+        states.o[sp] = inbox[sp * kMaxGroup * kD + idx];
       }
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
-          __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+          merge_splits(states, n_active, sink_log2(args, head));
     }
     return;
   }
@@ -442,29 +459,16 @@ __global__ void __launch_bounds__(kW * 32)
        idx += n_active * kThreads) {
     const int g = idx / kD;
     const int head = kv_head * group_size + g;
-    float m[kClusterSplits], l[kClusterSplits], o[kClusterSplits];
+    SplitStates states;
 #pragma unroll
     for (int sp = 0; sp < kClusterSplits; ++sp) {
       if (sp >= n_active) break;
-      m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
-      l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
-      o[sp] = cluster.map_shared_rank(cta_o, sp)[idx];
-    }
-    const float sink = sink_log2(args, head);
-    float max_all = fmaxf(-FLT_MAX, sink);
-#pragma unroll
-    for (int sp = 0; sp < kClusterSplits; ++sp)
-      if (sp < n_active) max_all = fmaxf(max_all, m[sp]);
-    float sum = exp2f(sink - max_all), acc = 0;
-#pragma unroll
-    for (int sp = 0; sp < kClusterSplits; ++sp) {
-      if (sp >= n_active) break;
-      const float w = exp2f(m[sp] - max_all);
-      sum += l[sp] * w;
-      acc += o[sp] * w;
+      states.m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
+      states.l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
+      states.o[sp] = cluster.map_shared_rank(cta_o, sp)[idx];
     }
     static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
-        __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+        merge_splits(states, n_active, sink_log2(args, head));
   }
   cluster.sync();
 }
