@@ -425,9 +425,9 @@ __global__ void __launch_bounds__(kW * 32)
     }
   }
   if (!meet) return;
-  // The cluster's merge, the combine kernel's arithmetic over the active CTAs' states.
-  if constexpr (kPush) {
-    cooperative_groups::this_cluster().sync();  // every push has landed
+  // The cluster's merge: this CTA's elements, each from every active CTA's state (read(sp, g,
+  // idx, states, sp) fills states' entry sp), merged with the combine kernel's arithmetic.
+  const auto merge_elements = [&](const auto& read) {
     for (int idx = split * kThreads + threadIdx.x; idx < group_size * kD;
          idx += n_active * kThreads) {
       const int g = idx / kD;
@@ -436,40 +436,34 @@ __global__ void __launch_bounds__(kW * 32)
 #pragma unroll
       for (int sp = 0; sp < kClusterSplits; ++sp) {
         if (sp >= n_active) break;
-        states.m[sp] = inbox_m[sp * kMaxGroup + g];
-        states.l[sp] = inbox_m[(kClusterSplits + sp) * kMaxGroup + g];
-        states.o[sp] = inbox[sp * kMaxGroup * kD + idx];
+        read(sp, g, idx, states);
       }
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
           merge_splits(states, n_active, sink_log2(args, head));
     }
-    return;
-  }
-  // Pull: the second barrier keeps every CTA's memory alive until it is read.
-  // Each thread first reads every active CTA's (m, l, o) for its element, all requests in
-  // flight at once (a distributed-shared-memory read is a round trip of its own: one after
-  // another they took ~1.7 us of a batch-1 layer, clock64 stamps), then merges them in the
-  // order the combine kernel does. H100, same binary, batch 1: Qwen3-8B 185.9 -> 186.5 tok/s,
-  // Qwen3-30B-A3B 330.0 -> 333.8, gpt-oss-20b 519.0 -> 520.5
-  // (bench/results/experiments-2026-11-27-s23.md).
+  };
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  for (int idx = split * kThreads + threadIdx.x; idx < group_size * kD;
-       idx += n_active * kThreads) {
-    const int g = idx / kD;
-    const int head = kv_head * group_size + g;
-    SplitStates states;
-#pragma unroll
-    for (int sp = 0; sp < kClusterSplits; ++sp) {
-      if (sp >= n_active) break;
-      states.m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
-      states.l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
-      states.o[sp] = cluster.map_shared_rank(cta_o, sp)[idx];
-    }
-    static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
-        merge_splits(states, n_active, sink_log2(args, head));
+  cluster.sync();  // push: every push has landed; pull: every CTA's state is in its memory
+  if constexpr (kPush) {
+    merge_elements([&](int sp, int g, int idx, SplitStates& states) {
+      states.m[sp] = inbox_m[sp * kMaxGroup + g];
+      states.l[sp] = inbox_m[(kClusterSplits + sp) * kMaxGroup + g];
+      states.o[sp] = inbox[sp * kMaxGroup * kD + idx];
+    });
+    return;
   }
+  // Pull: each thread first reads every active CTA's (m, l, o) for its element, all requests
+  // in flight at once (a distributed-shared-memory read is a round trip of its own: one after
+  // another they took ~1.7 us of a batch-1 layer, clock64 stamps). H100, same binary, batch 1:
+  // Qwen3-8B 185.9 -> 186.5 tok/s, Qwen3-30B-A3B 330.0 -> 333.8, gpt-oss-20b 519.0 -> 520.5
+  // (bench/results/experiments-2026-11-27-s23.md). The second barrier keeps every CTA's
+  // memory alive until it is read.
+  merge_elements([&](int sp, int g, int idx, SplitStates& states) {
+    states.m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
+    states.l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
+    states.o[sp] = cluster.map_shared_rank(cta_o, sp)[idx];
+  });
   cluster.sync();
 }
 
