@@ -20,7 +20,7 @@ constexpr int kThreads = 256;
 // 128 sequences 15,790 / 15,743 -> 15,852 / 15,850 tok/s; Qwen3-30B-A3B batch 1 (its norm
 // before the router) 336.5 / 337.0 -> 334.3 / 334.3 (bench/results/experiments-2026-11-27-s25.md,
 // call 3).
-constexpr int64_t kEarlyWeightRows = 64;
+constexpr int64_t kEarlyWeightRows = kDecodeGemmMaxRows;
 
 // kVectors: 8-element vectors per thread (ceil(width / 8 / kThreads)).
 template <int kVectors, bool kAdd, bool kLate>
