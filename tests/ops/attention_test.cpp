@@ -157,8 +157,9 @@ TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowSplit) {
 TEST_F(AttentionTest, DecodeGptOssShapeSinksFewSplits) {
   run_case({64, 8, 64, 16, decode_batch(rng_, 16, 2000), 0, true});
 }
-// A few window-capped splits in one wave merge in a cluster of their own count: 5 splits pushing
-// their states (group 4 x head_dim 128 = 512 elements), then 4 pulling them (group 8).
+// A few window-capped splits in less than a wave merge in a cluster of their own count (on an
+// H100: 5 splits pushing their states, group 4 x head_dim 128 = 512 elements; then 4 pulling
+// them, group 8).
 TEST_F(AttentionTest, DecodeSlidingWindowFewSplitsClusteredPush) {
   run_case({32, 8, 128, 16, {{1, 2000}, {1, 500}, {1, 40}}, 300});
 }

@@ -12,10 +12,10 @@
 // online-softmax states in shared memory at the end. Where one split covers the whole context the
 // CTA writes the output; otherwise it writes (max, sum, unnormalised O) and a combine kernel merges
 // the splits, or, where plan_n_splits gives kClusterFromSplits or more (one or two sequences, no
-// short sliding window) or a few splits in one wave of CTAs (a short sliding window), the splits
-// of a context form a thread-block cluster and merge through distributed shared memory, with no
-// combine kernel. A head's sink logit joins the denominator
-// where the output is written (once per head).
+// short sliding window) or a few splits in less than a wave of CTAs (a short sliding window),
+// the splits of a context form a thread-block cluster and merge through distributed shared
+// memory, with no combine kernel. A head's sink logit joins the denominator where the output is
+// written (once per head).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -503,10 +503,10 @@ __global__ void __launch_bounds__(kD)
 // one loss, since taken back by plan_n_splits' window cap); 4,096-token prompts: Qwen3-30B-A3B
 // 252 -> 276, gpt-oss-20b 436 -> 440. Fewer splits stay with the combine kernel, cheaper than a
 // gang-scheduled cluster there (Qwen3-8B, batch 4, 9 splits: 635.6 against 621.9 clustered;
-// batch 8: 1,251 against 1,233), except a few splits in one wave (see launch_head_dim). Clusters
-// of 16 (a non-portable size) measured no better at
-// batch 1 except on long Qwen3-30B-A3B contexts. HADRON_ATTN_CLUSTER=0 in the environment turns
-// clusters off (to measure what they bring, or to rule them out).
+// batch 8: 1,251 against 1,233), except a few splits in less than a wave (launch_head_dim).
+// Clusters of 16 (a non-portable size) measured no better at batch 1 except on long
+// Qwen3-30B-A3B contexts. HADRON_ATTN_CLUSTER=0 in the environment turns clusters off (to
+// measure what they bring, or to rule them out).
 constexpr int kClusterFromSplits = 17;
 bool clusters_enabled() {
   static const bool enabled = env_switch_on("HADRON_ATTN_CLUSTER");
@@ -554,17 +554,17 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
     fail_dispatch("decode attention GQA group (heads per KV head), at most", group, {8});
   int n_splits = plan_n_splits(args, n_sms);
   const int64_t ctas = int64_t{args.n_seqs} * args.n_kv_heads;
-  // A few splits (2..kClusterSplits: gpt-oss-20b's 128-key windows plan 2) also merge in a
-  // cluster, of their own count, where the whole launch is one wave (16 sequences there); in more
-  // than a wave the combine kernel is faster. H100, same binary: gpt-oss-20b batch 1 529.9 /
-  // 530.0 -> 536.4 tok/s, 16 sequences 2,912 -> 2,923, 4,096-token prompts 506.4 -> 511.5;
-  // clusters of 2-3 in 384-512 CTAs (Qwen3-8B at 16 / 32 sequences) cost 3%
+  // A few splits (2..kClusterSplits) also merge in a cluster, of their own count, where the
+  // launch is less than the wave plan_n_splits aims at: only a sliding window's cap plans that
+  // (gpt-oss-20b's 128 keys: 2 splits, up to 16 sequences). H100, same binary: gpt-oss-20b batch
+  // 1 529.9 / 530.0 -> 536.4 tok/s, 16 sequences 2,912 -> 2,923, 4,096-token prompts 506.4 ->
+  // 511.5; clusters of 2-3 in 384-512 CTAs (Qwen3-8B at 16 / 32 sequences) cost 3%
   // (bench/results/experiments-2026-11-27-s26.md).
-  const bool few_in_a_wave =
-      n_splits >= 2 && n_splits <= kClusterSplits && n_splits * ctas <= int64_t{kCtasPerSm} * n_sms;
-  const bool cluster = (n_splits >= kClusterFromSplits || few_in_a_wave) && clusters_enabled();
+  const bool few_under_a_wave =
+      n_splits >= 2 && n_splits <= kClusterSplits && n_splits * ctas < int64_t{kCtasPerSm} * n_sms;
+  const bool cluster = (n_splits >= kClusterFromSplits || few_under_a_wave) && clusters_enabled();
   if (cluster) {
-    if (!few_in_a_wave) n_splits = kClusterSplits;
+    if (!few_under_a_wave) n_splits = kClusterSplits;
     if (group * kD <= kPushElements)
       launch_decode<kD, kStages<kD>, true, kWarps, true>(args, workspace, n_splits, stream);
     else

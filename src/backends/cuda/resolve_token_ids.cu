@@ -11,8 +11,8 @@ namespace {
 __global__ void resolve_token_ids_kernel(int32_t* ids, const int32_t* sampled, int64_t n_ids,
                                          int64_t n_sampled) {
   // Launched with PDL and triggering at once, so the embedding after it is scheduled during it
-  // and waits in its own pdl_wait(). H100, same binary, batch 1: Qwen3-8B 188.6 / 188.7 -> 188.7
-  // / 188.8 tok/s, gpt-oss-20b 530.3 / 530.5 -> 531.0 / 530.8
+  // and waits in its own pdl_wait(). H100, same binary, batch 1: Qwen3-8B 188.6 / 188.7 ->
+  // 188.7 / 188.8 tok/s, gpt-oss-20b 530.3 / 530.5 -> 531.0 / 530.8
   // (bench/results/experiments-2026-11-27-s26.md).
   pdl_wait();
   pdl_launch_dependents();
