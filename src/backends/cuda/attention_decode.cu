@@ -564,7 +564,7 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
       n_splits >= 2 && n_splits <= kClusterSplits && n_splits * ctas < int64_t{kCtasPerSm} * n_sms;
   const bool cluster = (n_splits >= kClusterFromSplits || few_under_a_wave) && clusters_enabled();
   if (cluster) {
-    if (!few_under_a_wave) n_splits = kClusterSplits;
+    n_splits = std::min(n_splits, kClusterSplits);  // many splits become one cluster's worth
     if (group * kD <= kPushElements)
       launch_decode<kD, kStages<kD>, true, kWarps, true>(args, workspace, n_splits, stream);
     else
