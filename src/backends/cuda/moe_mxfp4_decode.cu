@@ -15,7 +15,7 @@
 //  - A warp takes a tile's 32-value scale blocks in turn: the 4 lanes of a quad decode the
 //    block's 4 words of rows g and g + 8 (mxfp4_pairs: 11 operations for a word's 8 codes,
 //    moe_weights.cuh) into two mmas, and the block's sums are scaled by its rows' factors
-//    (mxfp4_scale: exact powers of two) on the fp32 accumulators. The k order inside an mma
+//    (exact powers of two) on the fp32 accumulators. The k order inside an mma
 //    is free as long as A and B agree: the input rows are staged in shared memory as fp16
 //    pairs (x[8w + i], x[8w + i + 4]), the pairs mxfp4_pairs decodes. gate_up: B's 8
 //    columns all hold the tile's token's x, so every column of the result is the tile's
@@ -104,11 +104,17 @@ __device__ __forceinline__ void start_tile(const TileLayout& layout, const uint8
   }
 }
 
-// acc (the mma's C fragment: rows g and g + 8 in acc[0..1] and acc[2..3]) += this warp's
-// blocks of the tile in `stage` times the input row x (fp16 pairs). A warp takes every
+// acc (the mma's C fragment: rows g and g + 8 in acc[0..1] and acc[2..3]) = this warp's blocks
+// of the tile in `stage` times the input row x (fp16 pairs). A warp takes every
 // kConsumerWarps-th 32-value block; lane (g, t) decodes word t of the block (codes 8t..8t+7)
 // of rows g and g + 8 into the A fragments of two mmas, whose k order matches the staged
-// pairs of x, and scales the block's sums by the rows' factors in fp32.
+// pairs of x, and scales the block's sums by the rows' factors in fp32: 2^(scale - 127)
+// (mxfp4_scale_unbiased), the 2^14 that mxfp4_pairs' values lack applied once at the end. The
+// two mmas fill separate accumulators, so neither waits for the other. H100, batch-1 decode,
+// gpt-oss-20b, same binary, against one accumulator and mxfp4_scale: 536.3 -> 538.2 and
+// 537.1 -> 539.1 tok/s (two machines, 3 runs each); batch 4 and 8 unchanged; the cheaper
+// scales alone were slower (533.9), and so were unrolling by 2 or 8 (532.4, 532.6)
+// (bench/results/experiments-2026-11-28-s29.md).
 __device__ __forceinline__ void tile_products(const TileLayout& layout, const uint8_t* stage,
                                               const uint32_t* x, float (&acc)[4]) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -119,6 +125,7 @@ __device__ __forceinline__ void tile_products(const TileLayout& layout, const ui
   const uint8_t* scales0 = stage + kTileRows * row_bytes + g * n_blocks;
   const uint8_t* scales1 = scales0 + 8 * n_blocks;
   const uint4* xs = reinterpret_cast<const uint4*>(x) + t;  // word 4b + t's pairs at xs[4b]
+  float sum[4] = {};
 #pragma unroll 4
   for (int b = warp; b < n_blocks; b += kConsumerWarps) {
     const uint32_t w0 = *reinterpret_cast<const uint32_t*>(codes0 + b * 16);
@@ -127,17 +134,19 @@ __device__ __forceinline__ void tile_products(const TileLayout& layout, const ui
     uint32_t p0[4], p1[4];
     mxfp4_pairs(w0, p0);
     mxfp4_pairs(w1, p1);
-    float c[4] = {};
+    float c[4] = {}, d[4] = {};
     const uint32_t low[4] = {p0[0], p1[0], p0[1], p1[1]};
     mma_f16(c, low, pairs.x, pairs.y);
     const uint32_t high[4] = {p0[2], p1[2], p0[3], p1[3]};
-    mma_f16(c, high, pairs.z, pairs.w);
-    const float f0 = mxfp4_scale(scales0[b]), f1 = mxfp4_scale(scales1[b]);
-    acc[0] += f0 * c[0];
-    acc[1] += f0 * c[1];
-    acc[2] += f1 * c[2];
-    acc[3] += f1 * c[3];
+    mma_f16(d, high, pairs.z, pairs.w);
+    const float f0 = mxfp4_scale_unbiased(scales0[b]), f1 = mxfp4_scale_unbiased(scales1[b]);
+    sum[0] += f0 * (c[0] + d[0]);
+    sum[1] += f0 * (c[1] + d[1]);
+    sum[2] += f1 * (c[2] + d[2]);
+    sum[3] += f1 * (c[3] + d[3]);
   }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) acc[i] = sum[i] * 16384.0f;
 }
 
 // Where tile `tile` of a block comes from: the first weight row of each of its 8-row halves,

@@ -28,6 +28,12 @@ __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
                       : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
 }
 
+// 2^(scale - 127) alone, for sums that take the 2^14 once at the end (two operations after the
+// byte's load against mxfp4_scale's five): byte 0 gives the subnormal 2^-127, 255 infinity.
+__device__ __forceinline__ float mxfp4_scale_unbiased(uint8_t scale) {
+  return __int_as_float(max(int{scale} << 23, 0x00400000));
+}
+
 // The codes i and i + 4 (i < 4) of a word of 8 e2m1 codes (the low nibble first) as the bits
 // of a half2 in pairs[i], each its value * 2^-14: an e2m1 code (sign, 2 exponent bits, 1
 // mantissa bit) placed in an fp16's sign, low exponent and top mantissa bits (9..11 and 15) is
