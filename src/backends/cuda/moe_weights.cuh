@@ -29,7 +29,8 @@ __device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
 }
 
 // 2^(scale - 127) alone, for sums that take the 2^14 once at the end (two operations after the
-// byte's load against mxfp4_scale's five): byte 0 gives the subnormal 2^-127, 255 infinity.
+// byte's load against mxfp4_scale's five): byte 0 gives the subnormal 2^-127 (its products keep
+// fewer bits than mxfp4_scale's 2^-113 ones; sums of normal blocks are unchanged), 255 infinity.
 __device__ __forceinline__ float mxfp4_scale_unbiased(uint8_t scale) {
   return __int_as_float(max(int{scale} << 23, 0x00400000));
 }
