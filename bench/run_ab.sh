@@ -7,8 +7,10 @@
 # section 5), hence 4 rounds by default. One JSON line per run goes to $OUT/ab.jsonl (else
 # ./ab.jsonl).
 #
-#   bench/run_ab.sh [--rounds N] [--bin HADRON] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
+#   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
 #     SHAPE: CONFIG_DIR:BATCH[:INPUT_LEN]   (input length 128 unless given; output 128)
+#     --args: more `bench latency` flags for every run (128 sequences: --max-num-batched-tokens
+#     16384, so the prompts' prefill is one step as in docs/benchmarks.md's figures)
 #     e.g. bench/run_ab.sh -v old=HADRON_ATTN_CLUSTER=0 -v new= configs/Qwen__Qwen3-8B:1
 # The binary defaults to build-gpu/hadron, else build/hadron; its stderr goes to
 # $OUT/ab-<shape>-<variant>-<round>.log.
@@ -16,6 +18,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=4
 hadron=
+extra=()
 names=()
 envs=()
 shapes=()
@@ -23,8 +26,9 @@ while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --bin) hadron=$2; shift 2 ;;
+    --args) read -r -a extra <<<"$2"; shift 2 ;;
     -v) names+=("${2%%=*}"); envs+=("${2#*=}"); shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) shapes+=("$1"); shift ;;
   esac
 done
@@ -49,7 +53,7 @@ for round in $(seq 1 "$rounds"); do
       log=$out/ab-$label-${names[$i]}-$round.log
       line=$(env "${env_list[@]}" "$hadron" bench latency --model "$model" --load-format dummy \
         --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
-        2>"$log")
+        "${extra[@]}" 2>"$log")
       printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "result": %s}\n' \
         "$label" "${names[$i]}" "${envs[$i]}" "$round" "${line:-null}" | tee -a "$jsonl"
     done
