@@ -112,9 +112,10 @@ __device__ __forceinline__ void start_tile(const TileLayout& layout, const uint8
 // (mxfp4_scale_unbiased), the 2^14 that mxfp4_pairs' values lack applied once at the end. The
 // two mmas fill separate accumulators, so neither waits for the other. H100, batch-1 decode,
 // gpt-oss-20b, same binary, against one accumulator and mxfp4_scale: 536.3 -> 538.2,
-// 537.1 -> 539.1 and 533.8 -> 534.7 tok/s (three machines); batch 4 and 8 unchanged; the
-// cheaper scales alone were slower (536.3 -> 533.9), and so were unrolling by 2 or 8 (532.4,
-// 532.6) (bench/results/experiments-2026-11-28-s29.md).
+// 537.1 -> 539.1 and 533.8 -> 534.7 tok/s (three machines); at batch 4 each half alone was
+// flat (the pair not timed there); the cheaper scales alone were slower at batch 1 (536.3 ->
+// 533.9), and so was unrolling by 2 or 8 (532.4, 532.6)
+// (bench/results/experiments-2026-11-28-s29.md).
 __device__ __forceinline__ void tile_products(const TileLayout& layout, const uint8_t* stage,
                                               const uint32_t* x, float (&acc)[4]) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
