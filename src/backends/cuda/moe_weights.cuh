@@ -22,17 +22,17 @@ __device__ __forceinline__ uint4 load_weights(const uint4* p) {
   return v;
 }
 
-// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode8's values lack.
-__device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
-  return scale <= 240 ? __int_as_float((scale + 14) << 23)
-                      : __int_as_float(scale << 23) * 16384.0f;  // 255 (NaN in e8m0): inf
-}
-
-// 2^(scale - 127) alone, for sums that take the 2^14 once at the end (two operations after the
-// byte's load against mxfp4_scale's five): byte 0 gives the subnormal 2^-127 (its products keep
-// fewer bits than mxfp4_scale's 2^-113 ones; sums of normal blocks are unchanged), 255 infinity.
+// An e8m0 scale byte's 2^(scale - 127), exact for every byte: 0 gives the subnormal 2^-127,
+// 255 (NaN in e8m0) infinity. For sums that take mxfp4_pairs' 2^14 once at the end; a
+// byte-0 block's products then fall below fp32's normal range and keep fewer bits.
 __device__ __forceinline__ float mxfp4_scale_unbiased(uint8_t scale) {
   return __int_as_float(max(int{scale} << 23, 0x00400000));
+}
+
+// 2^(scale - 127) * 2^14: an e8m0 scale times the 2^14 that decode8's values lack (the product
+// is exact, bit for bit what adding 14 to the exponent gives, for all 256 bytes).
+__device__ __forceinline__ float mxfp4_scale(uint8_t scale) {
+  return mxfp4_scale_unbiased(scale) * 16384.0f;
 }
 
 // The codes i and i + 4 (i < 4) of a word of 8 e2m1 codes (the low nibble first) as the bits
