@@ -7,16 +7,19 @@
 # section 5), hence 4 rounds by default. One JSON line per run goes to $OUT/ab.jsonl (else
 # ./ab.jsonl).
 #
-#   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
+#   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] [--timeout S] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
 #     SHAPE: CONFIG_DIR:BATCH[:INPUT_LEN]   (input length 128 unless given; output 128)
 #     --args: more `bench latency` flags for every run (128 sequences: --max-num-batched-tokens
 #     16384, so the prompts' prefill is one step as in docs/benchmarks.md's figures)
+#     --timeout: seconds a run may take before it is killed and shown as failed (default 120),
+#     so an experiment that hangs the GPU costs one run, not the device call
 #     e.g. bench/run_ab.sh -v old=HADRON_ATTN_CLUSTER=0 -v new= configs/Qwen__Qwen3-8B:1
 # The binary defaults to build-gpu/hadron, else build/hadron; its stderr goes to
 # $OUT/ab-<shape>-<variant>-<round>.log.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=4
+limit=120
 hadron=
 extra=()
 names=()
@@ -27,8 +30,9 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --bin) hadron=$2; shift 2 ;;
     --args) read -r -a extra <<<"$2"; shift 2 ;;
+    --timeout) limit=$2; shift 2 ;;
     -v) names+=("${2%%=*}"); envs+=("${2#*=}"); shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) shapes+=("$1"); shift ;;
   esac
 done
@@ -51,8 +55,8 @@ for round in $(seq 1 "$rounds"); do
       IFS=, read -r -a env_list <<<"${envs[$i]}"
       label="$(basename "$model")-b$batch-in${input:-128}"
       log=$out/ab-$label-${names[$i]}-$round.log
-      line=$(env "${env_list[@]}" "$hadron" bench latency --model "$model" --load-format dummy \
-        --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
+      line=$(timeout "$limit" env "${env_list[@]}" "$hadron" bench latency --model "$model" \
+        --load-format dummy --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
         "${extra[@]}" 2>"$log")
       printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "result": %s}\n' \
         "$label" "${names[$i]}" "${envs[$i]}" "$round" "${line:-null}" | tee -a "$jsonl"
