@@ -1,6 +1,7 @@
 #include "engine/model_runner.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -40,12 +41,33 @@ ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, const Runn
       backend.allocate(arena_bytes(model.config(), limits_.max_tokens, limits_.max_logit_rows)));
   const size_t bytes = inputs_bytes(limits_);
   inputs_ = backend.allocate(bytes);
-  for (int slot = 0; slot < 2; ++slot) {
-    staging_[slot] = backend.allocate_host(bytes);
-    sampled_host_[slot] = backend.allocate_host(limits_.max_logit_rows * sizeof(int32_t));
+  const int64_t image_bytes = StepStaging::kHeaderBytes + static_cast<int64_t>(bytes);
+  for (int turn = 0; turn < 2; ++turn) {
+    images_[turn] = backend.allocate_host(image_bytes);
+    tokens_[turn] = backend.allocate_host(limits_.max_logit_rows * sizeof(int32_t));
+    staging_.images[turn] = images_[turn].view(DType::U8, {image_bytes});
+    staging_.tokens[turn] = tokens_[turn].view(DType::I32, {limits_.max_logit_rows});
   }
+  counter_ = backend.allocate(2 * sizeof(int32_t));
+  staging_.counter = counter_.view(DType::I32, {2});
+  const int32_t zero[2] = {0, 0};
+  backend.copy(Tensor::view_of(const_cast<int32_t*>(zero), DType::I32, {2}), staging_.counter);
   sampled_ = backend.allocate(limits_.max_logit_rows * sizeof(int32_t));
 }
+
+namespace {
+
+// EXPERIMENT (s30): HADRON_EXP_STEP_COPIES=1 moves the inputs up and the tokens back with
+// copies between the steps (the path before begin_step / end_step), for the A/B.
+bool step_copies() {
+  static const bool on = [] {
+    const char* v = std::getenv("HADRON_EXP_STEP_COPIES");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+}  // namespace
 
 ModelRunner::~ModelRunner() {
   for (InFlight& f : in_flight_) f.done->wait();
@@ -121,9 +143,9 @@ void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows
 
 }  // namespace
 
-ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> steps,
+ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> steps,
                                                   std::span<const RowSampling> sampling,
-                                                  int64_t pad_to, int64_t table_width, int slot) {
+                                                  int64_t pad_to, int64_t table_width) {
   const auto n_real = static_cast<int64_t>(steps.size());
   const int64_t n_seqs = std::max(n_real, pad_to);
   int64_t n_tokens = n_seqs - n_real, n_rows = n_seqs - n_real;
@@ -139,7 +161,12 @@ ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> 
                n_tokens, n_seqs, table_width, limits_.max_tokens, limits_.max_logit_rows,
                limits_.max_blocks_per_seq);
   table_width = std::max<int64_t>(table_width, 1);
-  auto* host = static_cast<int32_t*>(staging_[slot].data());
+  const uint32_t turn = n_turns_++;
+  if (image_free_[turn & 1]) image_free_[turn & 1]->wait();
+  auto* image = static_cast<char*>(images_[turn & 1].data());
+  std::memset(image, 0, StepStaging::kHeaderBytes);
+  std::memcpy(image, &turn, sizeof(turn));
+  auto* host = reinterpret_cast<int32_t*>(image + StepStaging::kHeaderBytes);
   const IndexArrays arrays(host, n_tokens, n_seqs, table_width, n_rows);
   StepInputs inputs;
   BatchMeta& meta = inputs.meta;
@@ -148,8 +175,7 @@ ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> 
   meta.block_size = static_cast<int>(kv_.block_size());
   fill_index_arrays(steps, kv_.block_size(), table_width, arrays, meta);
   const size_t sampling_offset = ((arrays.end - host) * sizeof(int32_t) + 7) / 8 * 8;
-  fill_sampling_columns(sampling, n_seqs,
-                        static_cast<char*>(staging_[slot].data()) + sampling_offset);
+  fill_sampling_columns(sampling, n_seqs, reinterpret_cast<char*>(host) + sampling_offset);
 
   // The same layout in the device buffer.
   const Device device = backend_.device();
@@ -171,32 +197,30 @@ ModelRunner::StepInputs ModelRunner::build_inputs(std::span<const SequenceStep> 
   };
   inputs.sampling = {column(0, DType::F32), column(1, DType::I32), column(2, DType::F32),
                      column(3, DType::F32), column(4, DType::I64), column(5, DType::I64)};
-  inputs.bytes = sampling_offset + kSamplingColumns * column_bytes;
+  const auto n_bytes = static_cast<int64_t>(sampling_offset + kSamplingColumns * column_bytes);
+  inputs.device = inputs_.view(DType::U8, {n_bytes});
+  inputs.n_ids = n_tokens;
+  // EXPERIMENT (s30): the old path's upload.
+  if (step_copies()) {
+    backend_.copy_async(Tensor::view_of(host, DType::U8, {n_bytes}), inputs.device);
+    image_free_[turn & 1] = backend_.record_event();
+  }
   return inputs;
 }
 
-void ModelRunner::upload(const StepInputs& inputs, int slot) {
-  const auto n = static_cast<int64_t>(inputs.bytes);
-  backend_.copy_async(staging_[slot].view(DType::U8, {n}), inputs_.view(DType::U8, {n}));
-  staging_free_[slot] = backend_.record_event();
-}
-
-int ModelRunner::take_slot() {
-  const int slot = next_slot_;
-  next_slot_ ^= 1;
-  if (staging_free_[slot]) staging_free_[slot]->wait();
-  return slot;
-}
-
-void ModelRunner::run_sampled(const BatchMeta& meta, const SamplingBatch& sampling) {
+void ModelRunner::run_sampled(const StepInputs& inputs) {
   arena_.reset();
   const Tensor sampled = sampled_.view(DType::I32, {limits_.max_logit_rows});
-  backend_.resolve_token_ids(meta.token_ids, sampled);
-  const Tensor hidden = model_.forward(meta, kv_, arena_);
+  if (step_copies())
+    backend_.resolve_token_ids(inputs.meta.token_ids, sampled);
+  else
+    backend_.begin_step(staging_, inputs.device, inputs.n_ids, sampled);
+  const Tensor hidden = model_.forward(inputs.meta, kv_, arena_);
   const int64_t n_rows = hidden.size(0);
   const Tensor logits = arena_.alloc(DType::F32, {n_rows, model_.config().vocab_size});
   model_.compute_logits(hidden, logits);
-  backend_.sample(logits, sampling, sampled.slice_rows(0, n_rows));
+  backend_.sample(logits, inputs.sampling, sampled.slice_rows(0, n_rows));
+  if (!step_copies()) backend_.end_step(staging_, sampled.slice_rows(0, n_rows));
 }
 
 std::vector<int64_t> ModelRunner::graph_batch_sizes(int64_t max_batch) {
@@ -216,13 +240,13 @@ int ModelRunner::capture_decode_graphs(int64_t max_batch) {
   max_batch = std::min(max_batch, limits_.max_logit_rows);
   HADRON_CHECK(in_flight_.empty(), "graphs are captured before any step runs");
   for (int64_t batch : graph_batch_sizes(max_batch)) {
-    // Every row padding: no KV is written, attention sees empty contexts.
-    const int slot = take_slot();
-    const StepInputs inputs = build_inputs({}, {}, batch, limits_.max_blocks_per_seq, slot);
-    upload(inputs, slot);
-    run_sampled(inputs.meta, inputs.sampling);  // eager: GEMM algorithms chosen and cached
+    // Every row padding: no KV is written, attention sees empty contexts. The eager run
+    // chooses and caches the GEMM algorithms and takes the turn its inputs were staged for;
+    // the capture runs nothing.
+    const StepInputs inputs = stage_inputs({}, {}, batch, limits_.max_blocks_per_seq);
+    run_sampled(inputs);
     backend_.synchronize();
-    auto graph = backend_.capture_graph([&] { run_sampled(inputs.meta, inputs.sampling); });
+    auto graph = backend_.capture_graph([&] { run_sampled(inputs); });
     if (!graph) return 0;
     graphs_[batch] = std::move(graph);
   }
@@ -246,21 +270,22 @@ void ModelRunner::launch(std::span<const SequenceStep> steps,
                sampling.size(), steps.size());
   for (const SequenceStep& s : steps)
     HADRON_CHECK(!s.all_logits, "device sampling takes one logits row per sequence");
-  const int slot = take_slot();
   int64_t padded = 0;
   DeviceGraph* graph = graph_for(steps, padded);
+  const int turn = static_cast<int>(n_turns_ & 1);
   const StepInputs inputs =
-      build_inputs(steps, sampling, padded, graph ? limits_.max_blocks_per_seq : 0, slot);
-  upload(inputs, slot);
+      stage_inputs(steps, sampling, padded, graph ? limits_.max_blocks_per_seq : 0);
   if (graph) {
     graph->replay();
     ++n_graph_replays_;
   } else {
-    run_sampled(inputs.meta, inputs.sampling);
+    run_sampled(inputs);
   }
   const auto n = static_cast<int64_t>(steps.size());
-  backend_.copy_async(sampled_.view(DType::I32, {n}), sampled_host_[slot].view(DType::I32, {n}));
-  in_flight_.push_back({backend_.record_event(), slot, n});
+  if (step_copies())  // EXPERIMENT (s30): the old path's read-back
+    backend_.copy_async(sampled_.view(DType::I32, {n}), staging_.tokens[turn].slice_rows(0, n));
+  image_free_[turn] = backend_.record_event();
+  in_flight_.push_back({backend_.record_event(), turn, n});
 }
 
 std::vector<int32_t> ModelRunner::take_tokens() {
@@ -268,7 +293,7 @@ std::vector<int32_t> ModelRunner::take_tokens() {
   InFlight f = std::move(in_flight_.front());
   in_flight_.pop_front();
   f.done->wait();
-  const auto* tokens = static_cast<const int32_t*>(sampled_host_[f.slot].data());
+  const auto* tokens = static_cast<const int32_t*>(tokens_[f.tokens].data());
   return std::vector<int32_t>(tokens, tokens + f.n_rows);
 }
 
@@ -281,10 +306,11 @@ std::vector<int32_t> ModelRunner::step_and_sample(std::span<const SequenceStep> 
 std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
   HADRON_CHECK(in_flight_.empty(), "a logits step while {} launches are in flight",
                in_flight_.size());
-  const int slot = take_slot();
-  const StepInputs inputs = build_inputs(steps, {}, 0, 0, slot);
-  upload(inputs, slot);
+  const StepInputs inputs = stage_inputs(steps, {}, 0, 0);
   arena_.reset();
+  if (!step_copies())
+    backend_.begin_step(staging_, inputs.device, inputs.n_ids,
+                        sampled_.view(DType::I32, {limits_.max_logit_rows}));
   const Tensor hidden = model_.forward(inputs.meta, kv_, arena_);
   const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
   std::vector<float> host(n_rows * vocab);

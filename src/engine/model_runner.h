@@ -1,12 +1,14 @@
 // ModelRunner: turns a step's sequences into BatchMeta, runs the model on its backend and
 // returns fp32 logits, or tokens sampled on the device.
 //
-// Every step's inputs (index arrays, sampling columns) go up in one asynchronous copy from
-// pinned staging into one fixed device buffer, so their addresses never change. Decode-only
-// steps of up to the largest captured batch replay a CUDA graph captured at start-up for the
-// next padded batch size (padding rows: slot -1, context 0, greedy; their tokens are
-// dropped). Sampled tokens come back through pinned memory and an event, so the caller can
-// schedule the next step while the device runs this one (launch / take_tokens).
+// Every step's inputs (index arrays, sampling columns) are written into one of two pinned
+// host images in turn; the step's first op (Backend::begin_step) copies its image into one
+// fixed device buffer, so their addresses never change, and no copy sits between one step's
+// work and the next's. Decode-only steps of up to the largest captured batch replay a CUDA
+// graph captured at start-up for the next padded batch size (padding rows: slot -1, context
+// 0, greedy; their tokens are dropped). Sampled tokens come back into pinned memory by the
+// step's last op (Backend::end_step) and an event, so the caller can schedule the next step
+// while the device runs this one (launch / take_tokens).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@ namespace hadron {
 // One sequence's share of a step: `tokens` are appended after `n_cached` tokens whose KV is
 // already in the cache blocks `blocks` (which must also cover the new tokens). A token id
 // below 0 is a placeholder for the token the previous launched step samples in row
-// -id - 1 (Backend::resolve_token_ids), allowed in launch() only.
+// -id - 1 (Backend::begin_step), allowed in launch() only.
 struct SequenceStep {
   std::span<const int32_t> tokens;
   int64_t n_cached = 0;
@@ -85,25 +87,26 @@ class ModelRunner {
   struct StepInputs {
     BatchMeta meta;
     SamplingBatch sampling;
-    size_t bytes = 0;  // staging bytes to upload
+    Tensor device;      // U8: the part of inputs_ the step uses
+    int64_t n_ids = 0;  // token ids at its start
   };
   struct InFlight {
     std::unique_ptr<DeviceEvent> done;
-    int slot = 0;
+    int tokens = 0;  // the turn's parity: which tokens buffer
     int64_t n_rows = 0;
   };
 
   // Writes the step's index arrays (padded with empty rows up to pad_to sequences; block
-  // tables table_width wide, 0: the widest of the step) and sampling columns into
-  // staging slot `slot`; the returned tensors point into the device inputs buffer.
-  StepInputs build_inputs(std::span<const SequenceStep> steps,
+  // tables table_width wide, 0: the widest of the step) and sampling columns into the image
+  // of the next turn (after the previous step of that image is done with it); the returned
+  // tensors point into the device inputs buffer. Every call is followed by exactly one
+  // begin_step on the device: the turns of host and device advance together.
+  StepInputs stage_inputs(std::span<const SequenceStep> steps,
                           std::span<const RowSampling> sampling, int64_t pad_to,
-                          int64_t table_width, int slot);
-  void upload(const StepInputs& inputs, int slot);
-  // Waits until staging slot `slot` may be overwritten.
-  int take_slot();
-  // Forward, logits of meta's rows and sampling into sampled_: the work a graph captures.
-  void run_sampled(const BatchMeta& meta, const SamplingBatch& sampling);
+                          int64_t table_width);
+  // begin_step, forward, logits of meta's rows, sampling into sampled_ and end_step: the
+  // work a graph captures.
+  void run_sampled(const StepInputs& inputs);
   DeviceGraph* graph_for(std::span<const SequenceStep> steps, int64_t& padded);
 
   Backend& backend_;
@@ -111,12 +114,12 @@ class ModelRunner {
   KvCache& kv_;
   RunnerLimits limits_;
   Arena arena_;
-  Buffer inputs_;      // device: index arrays, then sampling columns
-  Buffer staging_[2];  // pinned host images of inputs_, alternating between steps
-  std::unique_ptr<DeviceEvent> staging_free_[2];
+  Buffer inputs_;                           // device: index arrays, then sampling columns
+  Buffer images_[2], tokens_[2], counter_;  // StepStaging's memory
+  StepStaging staging_;
+  std::unique_ptr<DeviceEvent> image_free_[2];  // each turn's image, once its step is done
+  uint32_t n_turns_ = 0;                        // images written
   Buffer sampled_;  // device: I32 [max_logit_rows], the last sampled tokens
-  Buffer sampled_host_[2];
-  int next_slot_ = 0;
   std::deque<InFlight> in_flight_;
   std::map<int64_t, std::unique_ptr<DeviceGraph>> graphs_;  // by padded batch size
   int64_t n_graph_replays_ = 0;

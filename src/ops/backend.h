@@ -199,10 +199,19 @@ class Backend {
     return 0;
   }
 
-  // Token ids that were not known when a step was queued: ids[t] < 0 becomes
-  // sampled[-ids[t] - 1], the token sampled for that row of the previous step (0 past the
-  // end of `sampled`); other ids stay.
-  // ids: I32 [T]; sampled: I32 [R]. The default runs on the host through copies.
+  // A step's first op: copies the payload of the image of the turn staging.counter names into
+  // `inputs` (U8, its size) and starts the next turn. The image's header must name the same
+  // turn (a mismatch is an error; on CUDA it aborts the context). The payload's first n_ids
+  // int32 words are token ids, some not known when the step was queued: an id < 0 becomes
+  // sampled[-id - 1], the token the previous step sampled in that row (0 past the end of
+  // `sampled`: I32 [R]); other ids stay.
+  // The default runs on the host through copies.
+  virtual void begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
+                          const Tensor& sampled);
+  // A sampling step's last op: sampled (I32 [R]) into the tokens buffer of the step's turn
+  // (the one begin_step started), readable once an event recorded after it completes.
+  virtual void end_step(const StepStaging& staging, const Tensor& sampled);
+  // EXPERIMENT (s30): the old path, kept for the A/B (HADRON_EXP_STEP_COPIES=1).
   virtual void resolve_token_ids(const Tensor& ids, const Tensor& sampled);
 
   // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];

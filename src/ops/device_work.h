@@ -5,8 +5,11 @@
 // once and they capture no graphs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+
+#include "core/tensor.h"
 
 namespace hadron {
 
@@ -33,5 +36,17 @@ class CompletedEvent final : public DeviceEvent {
 };
 
 using CaptureFn = std::function<void()>;
+
+// Where queued steps take their inputs from and put their sampled tokens, without a copy
+// between one step's work and the next's (Backend::begin_step, end_step). Steps take turns
+// 0, 1, 2, ...; turn n uses images[n & 1] and tokens[n & 1].
+struct StepStaging {
+  // The image the host writes for a turn: kHeaderBytes of header (the turn number, uint32, in
+  // its first word), then the bytes the device inputs receive.
+  static constexpr int64_t kHeaderBytes = 16;
+  Tensor images[2];  // U8, host memory from Backend::allocate_host
+  Tensor tokens[2];  // I32 [R], host memory from Backend::allocate_host
+  Tensor counter;    // I32 [2] on the backend's device, zero at first: turns begun, scratch
+};
 
 }  // namespace hadron

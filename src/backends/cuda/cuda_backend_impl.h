@@ -135,6 +135,9 @@ class CudaBackend final : public Backend {
   size_t moe_workspace_bytes(int64_t n_tokens, int64_t top_k, int64_t n_experts, int64_t hidden,
                              int64_t inter) const override;
   void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) override;
+  void begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
+                  const Tensor& sampled) override;
+  void end_step(const StepStaging& staging, const Tensor& sampled) override;
   void resolve_token_ids(const Tensor& ids, const Tensor& sampled) override;
 
  private:

@@ -83,6 +83,23 @@ void launch_decode_gemm_silu(const void* x, const void* w, void* activated, int6
 // what L2 held. May write one word of buf.
 void launch_l2_flush(void* buf, size_t bytes, int n_sms, cudaStream_t stream);
 
+// StepStaging's pointers (step_io.cu): the two host images (header_bytes, then the payload),
+// the two host token buffers and the device counter {turns begun, scratch}.
+struct StepIo {
+  const void* images[2];
+  int32_t* tokens[2];
+  int32_t* counter;
+  int64_t header_bytes;
+};
+
+// Backend::begin_step: the image of turn counter[0] (its header must name it, else the kernel
+// traps) into inputs (n_bytes, a multiple of 8), its first n_ids int32 words resolved as
+// token ids from sampled; then counter[0] += 1.
+void launch_begin_step(const StepIo& io, void* inputs, int64_t n_bytes, int64_t n_ids,
+                       const int32_t* sampled, int64_t n_sampled, cudaStream_t stream);
+// Backend::end_step: sampled[0..n) into the tokens of turn counter[0] - 1.
+void launch_end_step(const StepIo& io, const int32_t* sampled, int64_t n, cudaStream_t stream);
+
 // ids[t] < 0 becomes sampled[-ids[t] - 1] (0 past n_sampled); other ids stay.
 void launch_resolve_token_ids(int32_t* ids, const int32_t* sampled, int64_t n_ids,
                               int64_t n_sampled, cudaStream_t stream);
