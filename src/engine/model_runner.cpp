@@ -1,7 +1,6 @@
 #include "engine/model_runner.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -54,20 +53,6 @@ ModelRunner::ModelRunner(Backend& backend, Model& model, KvCache& kv, const Runn
   backend.copy(Tensor::view_of(const_cast<int32_t*>(zero), DType::I32, {2}), staging_.counter);
   sampled_ = backend.allocate(limits_.max_logit_rows * sizeof(int32_t));
 }
-
-namespace {
-
-// EXPERIMENT (s30): HADRON_EXP_STEP_COPIES=1 moves the inputs up and the tokens back with
-// copies between the steps (the path before begin_step / end_step), for the A/B.
-bool step_copies() {
-  static const bool on = [] {
-    const char* v = std::getenv("HADRON_EXP_STEP_COPIES");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
-}  // namespace
 
 ModelRunner::~ModelRunner() {
   for (InFlight& f : in_flight_) f.done->wait();
@@ -161,7 +146,7 @@ ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> 
                n_tokens, n_seqs, table_width, limits_.max_tokens, limits_.max_logit_rows,
                limits_.max_blocks_per_seq);
   table_width = std::max<int64_t>(table_width, 1);
-  const uint32_t turn = n_turns_++;
+  const uint32_t turn = n_turns_;
   if (image_free_[turn & 1]) image_free_[turn & 1]->wait();
   auto* image = static_cast<char*>(images_[turn & 1].data());
   std::memset(image, 0, StepStaging::kHeaderBytes);
@@ -200,27 +185,20 @@ ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> 
   const auto n_bytes = static_cast<int64_t>(sampling_offset + kSamplingColumns * column_bytes);
   inputs.device = inputs_.view(DType::U8, {n_bytes});
   inputs.n_ids = n_tokens;
-  // EXPERIMENT (s30): the old path's upload.
-  if (step_copies()) {
-    backend_.copy_async(Tensor::view_of(host, DType::U8, {n_bytes}), inputs.device);
-    image_free_[turn & 1] = backend_.record_event();
-  }
+  ++n_turns_;  // only now: a step refused above leaves host and device turns in step
   return inputs;
 }
 
 void ModelRunner::run_sampled(const StepInputs& inputs) {
   arena_.reset();
   const Tensor sampled = sampled_.view(DType::I32, {limits_.max_logit_rows});
-  if (step_copies())
-    backend_.resolve_token_ids(inputs.meta.token_ids, sampled);
-  else
-    backend_.begin_step(staging_, inputs.device, inputs.n_ids, sampled);
+  backend_.begin_step(staging_, inputs.device, inputs.n_ids, sampled);
   const Tensor hidden = model_.forward(inputs.meta, kv_, arena_);
   const int64_t n_rows = hidden.size(0);
   const Tensor logits = arena_.alloc(DType::F32, {n_rows, model_.config().vocab_size});
   model_.compute_logits(hidden, logits);
   backend_.sample(logits, inputs.sampling, sampled.slice_rows(0, n_rows));
-  if (!step_copies()) backend_.end_step(staging_, sampled.slice_rows(0, n_rows));
+  backend_.end_step(staging_, sampled.slice_rows(0, n_rows));
 }
 
 std::vector<int64_t> ModelRunner::graph_batch_sizes(int64_t max_batch) {
@@ -281,11 +259,8 @@ void ModelRunner::launch(std::span<const SequenceStep> steps,
   } else {
     run_sampled(inputs);
   }
-  const auto n = static_cast<int64_t>(steps.size());
-  if (step_copies())  // EXPERIMENT (s30): the old path's read-back
-    backend_.copy_async(sampled_.view(DType::I32, {n}), staging_.tokens[turn].slice_rows(0, n));
   image_free_[turn] = backend_.record_event();
-  in_flight_.push_back({backend_.record_event(), turn, n});
+  in_flight_.push_back({backend_.record_event(), turn, static_cast<int64_t>(steps.size())});
 }
 
 std::vector<int32_t> ModelRunner::take_tokens() {
@@ -308,9 +283,8 @@ std::vector<float> ModelRunner::step(std::span<const SequenceStep> steps) {
                in_flight_.size());
   const StepInputs inputs = stage_inputs(steps, {}, 0, 0);
   arena_.reset();
-  if (!step_copies())
-    backend_.begin_step(staging_, inputs.device, inputs.n_ids,
-                        sampled_.view(DType::I32, {limits_.max_logit_rows}));
+  backend_.begin_step(staging_, inputs.device, inputs.n_ids,
+                      sampled_.view(DType::I32, {limits_.max_logit_rows}));
   const Tensor hidden = model_.forward(inputs.meta, kv_, arena_);
   const int64_t n_rows = hidden.size(0), vocab = model_.config().vocab_size;
   std::vector<float> host(n_rows * vocab);

@@ -211,8 +211,6 @@ class Backend {
   // A sampling step's last op: sampled (I32 [R]) into the tokens buffer of the step's turn
   // (the one begin_step started), readable once an event recorded after it completes.
   virtual void end_step(const StepStaging& staging, const Tensor& sampled);
-  // EXPERIMENT (s30): the old path, kept for the A/B (HADRON_EXP_STEP_COPIES=1).
-  virtual void resolve_token_ids(const Tensor& ids, const Tensor& sampled);
 
   // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];
   // tokens: I32 [R].  The default runs the host reference (backends/cpu/sampling.cpp),

@@ -43,8 +43,8 @@ TEST_F(StepIoTest, BeginAndEndStepMatchTheReferenceTurnAfterTurn) {
   // spanning several blocks of the kernel, more ids than sampled rows.
   for (const auto& [n_words, n_ids, n_sampled] :
        {std::tuple{2, 1, 1}, {10, 7, 3}, {4098, 256, 256}, {20000, 1000, 37}}) {
-    SCOPED_TRACE(testing::Message() << "words " << n_words << " ids " << n_ids << " sampled "
-                                    << n_sampled);
+    SCOPED_TRACE(testing::Message()
+                 << "words " << n_words << " ids " << n_ids << " sampled " << n_sampled);
     const int64_t n_bytes = int64_t{n_words} * 4;
     Staging gpu = make_staging(*gpu_, n_bytes, n_sampled);
     Staging cpu = make_staging(*cpu_, n_bytes, n_sampled);
@@ -77,7 +77,8 @@ TEST_F(StepIoTest, BeginAndEndStepMatchTheReferenceTurnAfterTurn) {
       gpu_->record_event()->wait();
       const auto* got = static_cast<const int32_t*>(gpu.tokens[turn & 1].data());
       EXPECT_EQ(std::vector<int32_t>(got, got + n_sampled), tokens);
-      EXPECT_EQ(std::vector<int32_t>(other, other + n_sampled), std::vector<int32_t>(n_sampled, -7));
+      EXPECT_EQ(std::vector<int32_t>(other, other + n_sampled),
+                std::vector<int32_t>(n_sampled, -7));
       EXPECT_EQ(download_i32(gpu.view.counter), (std::vector<int32_t>{int32_t(turn) + 1, 0}));
     }
   }

@@ -282,11 +282,11 @@ __global__ void __launch_bounds__(kW * 32)
     cp_async_commit();
   };
 
-  // Before the wait (launch.cuh): context lengths, query offsets and block tables are copied from
-  // the host, never written by a kernel, so the CTA can resolve its first tiles and prefetch their
-  // K/V rows into L2 while the kernel before it (which writes q and this step's K/V row) finishes.
-  // A prefetch returns no data: the loads after the wait read what L2 then holds, this step's row
-  // included.
+  // Before the wait (launch.cuh): context lengths, query offsets and block tables are the step's
+  // inputs, in place since the step's first kernels, so the CTA can resolve its first tiles and
+  // prefetch their K/V rows into L2 while the kernel before it (which writes q and this step's K/V
+  // row) finishes. A prefetch returns no data: the loads after the wait read what L2 then holds,
+  // this step's row included.
   int pages[kRing - 1];
 #pragma unroll
   for (int j = 0; j < kRing - 1; ++j) {

@@ -138,7 +138,6 @@ class CudaBackend final : public Backend {
   void begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
                   const Tensor& sampled) override;
   void end_step(const StepStaging& staging, const Tensor& sampled) override;
-  void resolve_token_ids(const Tensor& ids, const Tensor& sampled) override;
 
  private:
   // The GEMV variants linear.cpp chooses between: the plain product, or with the norm or the

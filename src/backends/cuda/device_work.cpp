@@ -120,11 +120,4 @@ void CudaBackend::end_step(const StepStaging& staging, const Tensor& sampled) {
   launch_end_step(io, sampled.ptr<int32_t>(), sampled.numel(), stream_);
 }
 
-void CudaBackend::resolve_token_ids(const Tensor& ids, const Tensor& sampled) {
-  check_tensor(ids, DType::I32, "resolve_token_ids ids");
-  check_tensor(sampled, DType::I32, "resolve_token_ids sampled");
-  launch_resolve_token_ids(ids.ptr<int32_t>(), sampled.ptr<int32_t>(), ids.numel(), sampled.numel(),
-                           stream_);
-}
-
 }  // namespace hadron::cuda

@@ -100,10 +100,6 @@ void launch_begin_step(const StepIo& io, void* inputs, int64_t n_bytes, int64_t 
 // Backend::end_step: sampled[0..n) into the tokens of turn counter[0] - 1.
 void launch_end_step(const StepIo& io, const int32_t* sampled, int64_t n, cudaStream_t stream);
 
-// ids[t] < 0 becomes sampled[-ids[t] - 1] (0 past n_sampled); other ids stay.
-void launch_resolve_token_ids(int32_t* ids, const int32_t* sampled, int64_t n_ids,
-                              int64_t n_sampled, cudaStream_t stream);
-
 struct AttentionArgs {
   const void* q;        // [n_tokens, n_heads, head_dim]
   const void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]

@@ -2,7 +2,11 @@
 // scheduled while the kernel before it on the stream is still finishing, so its launch and
 // its first memory requests hide in the predecessor's tail. The contract for such a kernel:
 //  - before pdl_wait() it may only read memory no kernel of this step writes (weights,
-//    constant tables) and must write nothing;
+//    constant tables) or the step's inputs, and must write nothing. The inputs are written by
+//    the step's first kernel (begin_step, step_io.cu), but a kernel starts only once the one
+//    before it has called pdl_launch_dependents(), after that one's own wait, so the kernel
+//    two before it has finished: from the third kernel on, the inputs are in place (the
+//    second, the embedding, reads them after its wait);
 //  - every thread that goes on to touch activations calls pdl_wait() first, and every block
 //    calls it before it exits (so no grid can finish before its predecessor has: a later
 //    kernel waiting on this one then also sees everything before it);

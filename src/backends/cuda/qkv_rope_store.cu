@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
   const QkvHead h = qkv_head(args, head);
   // Read before waiting on the kernel that wrote qkv: the norm weights (constants), positions
-  // and slots (copied from the host before the step's kernels run; launch.cuh). The cos/sin
+  // and slots (the step's inputs, in place since its first kernels: launch.cuh). The cos/sin
   // row, whose address needs the position, is read after the wait beside qkv, so that one
   // round trip, not two, precedes the wait (the kernel before may end before a block of this
   // one even starts). H100, same binary, cos/sin before -> after the wait: gpt-oss-20b batch 1
