@@ -1,5 +1,6 @@
 #include "models/dense_decoder.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "core/error.h"
@@ -95,6 +96,13 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
     arena.rewind(layer_mark);
   }
   backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);
+  // EXPERIMENT (s30): HADRON_EXP_GATHER=1 gathers decode-only rows too.
+  static const bool always_gather = [] {
+    const char* v = std::getenv("HADRON_EXP_GATHER");
+    return v != nullptr && v[0] == '1';
+  }();
+  // A decode-only step's logits rows are its tokens in order (the runner's layout).
+  if (meta.decode_only && meta.logits_rows.size(0) == n_tokens && !always_gather) return normed;
   const Tensor rows = arena.alloc(act, {meta.logits_rows.size(0), hidden});
   backend_.gather_rows(normed, meta.logits_rows, rows);
   return rows;

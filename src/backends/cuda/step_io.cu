@@ -55,12 +55,12 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void __launch_bounds__(kThreads)
     end_step_kernel(const int32_t* sampled, int64_t n, int32_t* tokens0, int32_t* tokens1,
-                    const int32_t* counter) {
+                    const int32_t* counter, bool system_fence) {
   pdl_wait();
   pdl_launch_dependents();
   int32_t* tokens = ((__ldcg(counter) - 1) & 1) ? tokens1 : tokens0;  // this step's turn
   for (int64_t i = threadIdx.x; i < n; i += kThreads) tokens[i] = sampled[i];
-  __threadfence_system();
+  if (system_fence) __threadfence_system();  // EXPERIMENT (s30): HADRON_EXP_SYSFENCE=1
 }
 
 }  // namespace
@@ -75,8 +75,9 @@ void launch_begin_step(const StepIo& io, void* inputs, int64_t n_bytes, int64_t 
 }
 
 void launch_end_step(const StepIo& io, const int32_t* sampled, int64_t n, cudaStream_t stream) {
+  static const bool system_fence = env_flag_set("HADRON_EXP_SYSFENCE");
   launch_pdl(end_step_kernel, dim3(1), dim3(kThreads), 0, stream, sampled, n, io.tokens[0],
-             io.tokens[1], static_cast<const int32_t*>(io.counter));
+             io.tokens[1], static_cast<const int32_t*>(io.counter), system_fence);
 }
 
 }  // namespace hadron::cuda
