@@ -3,45 +3,18 @@
 // resolve from the previous step's tokens, and an image of another turn is refused.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <vector>
 
 #include "core/error.h"
 #include "ops/backend.h"
+#include "step_staging.h"
 
-namespace hadron {
+namespace hadron::test {
 namespace {
-
-struct Staging {
-  Buffer images[2], tokens[2], counter;
-  StepStaging view;
-};
-
-Staging make_staging(Backend& backend, int64_t payload_bytes, int64_t n_tokens) {
-  Staging s;
-  const int64_t image_bytes = StepStaging::kHeaderBytes + payload_bytes;
-  for (int turn = 0; turn < 2; ++turn) {
-    s.images[turn] = backend.allocate_host(image_bytes);
-    s.tokens[turn] = backend.allocate_host(n_tokens * sizeof(int32_t));
-    s.view.images[turn] = s.images[turn].view(DType::U8, {image_bytes});
-    s.view.tokens[turn] = s.tokens[turn].view(DType::I32, {n_tokens});
-  }
-  s.counter = backend.allocate(2 * sizeof(int32_t));
-  s.view.counter = s.counter.view(DType::I32, {2});
-  std::memset(s.counter.data(), 0, 2 * sizeof(int32_t));
-  return s;
-}
-
-void write_image(const Staging& s, uint32_t turn, const std::vector<int32_t>& payload) {
-  auto* image = static_cast<char*>(s.images[turn & 1].data());
-  std::memset(image, 0, StepStaging::kHeaderBytes);
-  std::memcpy(image, &turn, sizeof(turn));
-  std::memcpy(image + StepStaging::kHeaderBytes, payload.data(), payload.size() * 4);
-}
 
 TEST(StepIoReference, TurnsAlternateAndPlaceholdersResolve) {
   auto cpu = make_cpu_backend();
-  Staging s = make_staging(*cpu, 6 * 4, 3);
+  TestStaging s = make_staging(*cpu, 6 * 4, 3);
   std::vector<int32_t> inputs(6), sampled = {100, 101, 102};
   for (uint32_t turn = 0; turn < 4; ++turn) {
     // Three ids: row 1's placeholder, a real id, a placeholder past the sampled rows; then
@@ -60,7 +33,7 @@ TEST(StepIoReference, TurnsAlternateAndPlaceholdersResolve) {
 
 TEST(StepIoReference, AnImageOfAnotherTurnIsRefused) {
   auto cpu = make_cpu_backend();
-  Staging s = make_staging(*cpu, 8, 1);
+  TestStaging s = make_staging(*cpu, 8, 1);
   std::vector<int32_t> inputs(2), sampled = {5};
   write_image(s, 2, {1, 2});  // image 0 says turn 2 where turn 0 is due
   EXPECT_THROW(cpu->begin_step(s.view, Tensor::view_of(inputs.data(), DType::U8, {8}), 1,
@@ -69,4 +42,4 @@ TEST(StepIoReference, AnImageOfAnotherTurnIsRefused) {
 }
 
 }  // namespace
-}  // namespace hadron
+}  // namespace hadron::test

@@ -1,42 +1,13 @@
 // CUDA vs CPU: begin_step and end_step over several turns (the image of the counter's turn
 // into the inputs with its token-id placeholders resolved, the sampled tokens into the turn's
 // host buffer, the counter advanced once a step).
-#include <cstring>
-
 #include "op_test_util.h"
+#include "step_staging.h"
 
 namespace hadron::test {
 namespace {
 
-class StepIoTest : public OpTest {
- protected:
-  // StepStaging on `backend`, with host memory from it and a zeroed counter.
-  struct Staging {
-    Buffer images[2], tokens[2], counter;
-    StepStaging view;
-  };
-  static Staging make_staging(Backend& backend, int64_t payload_bytes, int64_t n_tokens) {
-    Staging s;
-    const int64_t image_bytes = StepStaging::kHeaderBytes + payload_bytes;
-    for (int turn = 0; turn < 2; ++turn) {
-      s.images[turn] = backend.allocate_host(image_bytes);
-      s.tokens[turn] = backend.allocate_host(n_tokens * sizeof(int32_t));
-      s.view.images[turn] = s.images[turn].view(DType::U8, {image_bytes});
-      s.view.tokens[turn] = s.tokens[turn].view(DType::I32, {n_tokens});
-    }
-    s.counter = backend.allocate(2 * sizeof(int32_t));
-    s.view.counter = s.counter.view(DType::I32, {2});
-    int32_t zero[2] = {0, 0};
-    backend.copy(Tensor::view_of(zero, DType::I32, {2}), s.view.counter);
-    return s;
-  }
-  static void write_image(const Staging& s, uint32_t turn, const std::vector<int32_t>& payload) {
-    auto* image = static_cast<char*>(s.images[turn & 1].data());
-    std::memset(image, 0, StepStaging::kHeaderBytes);
-    std::memcpy(image, &turn, sizeof(turn));
-    std::memcpy(image + StepStaging::kHeaderBytes, payload.data(), payload.size() * 4);
-  }
-};
+class StepIoTest : public OpTest {};
 
 TEST_F(StepIoTest, BeginAndEndStepMatchTheReferenceTurnAfterTurn) {
   // (payload words, token ids at their start, sampled rows): one unit, odd ids, a payload
@@ -46,8 +17,8 @@ TEST_F(StepIoTest, BeginAndEndStepMatchTheReferenceTurnAfterTurn) {
     SCOPED_TRACE(testing::Message()
                  << "words " << n_words << " ids " << n_ids << " sampled " << n_sampled);
     const int64_t n_bytes = int64_t{n_words} * 4;
-    Staging gpu = make_staging(*gpu_, n_bytes, n_sampled);
-    Staging cpu = make_staging(*cpu_, n_bytes, n_sampled);
+    TestStaging gpu = make_staging(*gpu_, n_bytes, n_sampled);
+    TestStaging cpu = make_staging(*cpu_, n_bytes, n_sampled);
     Buffer inputs = gpu_->allocate(n_bytes);
     std::vector<int32_t> expected(n_words);
     for (uint32_t turn = 0; turn < 5; ++turn) {
