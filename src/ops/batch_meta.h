@@ -27,7 +27,7 @@ struct BatchMeta {
   Tensor seq_lens_kv;   // I32 [S]   context length after this step
   Tensor slot_mapping;  // I32 [T]   block_idx * block_size + offset where the token's K/V goes
   Tensor block_tables;  // I32 [S, max_blocks_per_seq]
-  Tensor logits_rows;  // I32 [R]   rows of the hidden state that produce logits, strictly ascending
+  Tensor logits_rows;   // I32 [R]   rows of the hidden state that produce logits, increasing
 };
 
 }  // namespace hadron
