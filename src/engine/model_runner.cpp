@@ -146,8 +146,10 @@ ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> 
                n_tokens, n_seqs, table_width, limits_.max_tokens, limits_.max_logit_rows,
                limits_.max_blocks_per_seq);
   table_width = std::max<int64_t>(table_width, 1);
+  // Turn n's image is written again at turn n + 2, when step n is done: launch() allows one
+  // step in flight and take_tokens() waits for the oldest first; step() and the capture
+  // warm-ups synchronize. (A device still reading it would see turn n + 2's header and trap.)
   const uint32_t turn = n_turns_;
-  if (image_free_[turn & 1]) image_free_[turn & 1]->wait();
   auto* image = static_cast<char*>(images_[turn & 1].data());
   std::memset(image, 0, StepStaging::kHeaderBytes);
   std::memcpy(image, &turn, sizeof(turn));
@@ -259,7 +261,6 @@ void ModelRunner::launch(std::span<const SequenceStep> steps,
   } else {
     run_sampled(inputs);
   }
-  image_free_[turn] = backend_.record_event();
   in_flight_.push_back({backend_.record_event(), turn, static_cast<int64_t>(steps.size())});
 }
 

@@ -98,9 +98,9 @@ class ModelRunner {
 
   // Writes the step's index arrays (padded with empty rows up to pad_to sequences; block
   // tables table_width wide, 0: the widest of the step) and sampling columns into the image
-  // of the next turn (after the previous step of that image is done with it); the returned
-  // tensors point into the device inputs buffer. Every call is followed by exactly one
-  // begin_step on the device: the turns of host and device advance together.
+  // of the next turn; the returned tensors point into the device inputs buffer. Every call is
+  // followed by exactly one begin_step on the device: the turns of host and device advance
+  // together.
   StepInputs stage_inputs(std::span<const SequenceStep> steps,
                           std::span<const RowSampling> sampling, int64_t pad_to,
                           int64_t table_width);
@@ -117,9 +117,8 @@ class ModelRunner {
   Buffer inputs_;                           // device: index arrays, then sampling columns
   Buffer images_[2], tokens_[2], counter_;  // StepStaging's memory
   StepStaging staging_;
-  std::unique_ptr<DeviceEvent> image_free_[2];  // each turn's image, once its step is done
-  uint32_t n_turns_ = 0;                        // images written
-  Buffer sampled_;  // device: I32 [max_logit_rows], the last sampled tokens
+  uint32_t n_turns_ = 0;  // images written
+  Buffer sampled_;        // device: I32 [max_logit_rows], the last sampled tokens
   std::deque<InFlight> in_flight_;
   std::map<int64_t, std::unique_ptr<DeviceGraph>> graphs_;  // by padded batch size
   int64_t n_graph_replays_ = 0;

@@ -13,9 +13,9 @@ void check_staging(const StepStaging& s) {
   HADRON_CHECK(s.counter.dtype == DType::I32 && s.counter.numel() == 2 && s.counter.is_contiguous(),
                "step counter {}", s.counter.describe());
   for (int turn = 0; turn < 2; ++turn)
-    HADRON_CHECK(s.images[turn].device == Device::CPU && s.tokens[turn].device == Device::CPU &&
-                     s.tokens[turn].dtype == DType::I32 && s.tokens[turn].is_contiguous() &&
-                     s.images[turn].is_contiguous(),
+    HADRON_CHECK(s.images[turn].device == Device::CPU && s.images[turn].dtype == DType::U8 &&
+                     s.tokens[turn].device == Device::CPU && s.tokens[turn].dtype == DType::I32 &&
+                     s.tokens[turn].is_contiguous() && s.images[turn].is_contiguous(),
                  "step staging {}: image {}, tokens {}", turn, s.images[turn].describe(),
                  s.tokens[turn].describe());
 }
@@ -28,17 +28,31 @@ int32_t read_turn(Backend& backend, const Tensor& counter) {
 
 }  // namespace
 
-void Backend::begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
-                         const Tensor& sampled) {
+void check_begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
+                      const Tensor& sampled) {
   check_staging(staging);
   HADRON_CHECK(
       inputs.dtype == DType::U8 && inputs.is_contiguous() && n_ids >= 0 &&
           n_ids * 4 <= inputs.numel() && sampled.dtype == DType::I32 && sampled.is_contiguous(),
       "begin_step inputs {}, {} ids, sampled {}", inputs.describe(), n_ids, sampled.describe());
+  for (const Tensor& image : staging.images)
+    HADRON_CHECK(image.numel() >= StepStaging::kHeaderBytes + inputs.numel(),
+                 "step image {} for {} input bytes", image.describe(), inputs.numel());
+}
+
+void check_end_step(const StepStaging& staging, const Tensor& sampled) {
+  check_staging(staging);
+  for (const Tensor& tokens : staging.tokens)
+    HADRON_CHECK(
+        sampled.dtype == DType::I32 && sampled.is_contiguous() && sampled.numel() <= tokens.numel(),
+        "end_step {} into {}", sampled.describe(), tokens.describe());
+}
+
+void Backend::begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
+                         const Tensor& sampled) {
+  check_begin_step(staging, inputs, n_ids, sampled);
   const int32_t turn = read_turn(*this, staging.counter);
   const Tensor& image = staging.images[turn & 1];
-  HADRON_CHECK(image.numel() >= StepStaging::kHeaderBytes + inputs.numel(),
-               "step image {} for {} input bytes", image.describe(), inputs.numel());
   uint32_t header = 0;
   std::memcpy(&header, image.data, sizeof(header));
   HADRON_CHECK(header == static_cast<uint32_t>(turn), "step turn {}, but its image is turn {}",
@@ -62,12 +76,9 @@ void Backend::begin_step(const StepStaging& staging, const Tensor& inputs, int64
 }
 
 void Backend::end_step(const StepStaging& staging, const Tensor& sampled) {
-  check_staging(staging);
+  check_end_step(staging, sampled);
   const int32_t turn = read_turn(*this, staging.counter) - 1;
-  const Tensor& tokens = staging.tokens[turn & 1];
-  HADRON_CHECK(sampled.dtype == DType::I32 && sampled.numel() <= tokens.numel(),
-               "end_step {} into {}", sampled.describe(), tokens.describe());
-  copy(sampled, tokens.slice_rows(0, sampled.numel()));
+  copy(sampled, staging.tokens[turn & 1].slice_rows(0, sampled.numel()));
 }
 
 }  // namespace hadron

@@ -49,4 +49,10 @@ struct StepStaging {
   Tensor counter;    // I32 [2] on the backend's device, zero at first: turns begun, scratch
 };
 
+// Throw unless the operands of Backend::begin_step / end_step have the layouts those ops
+// describe (every backend's checks; a backend adds where its memory must be).
+void check_begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
+                      const Tensor& sampled);
+void check_end_step(const StepStaging& staging, const Tensor& sampled);
+
 }  // namespace hadron

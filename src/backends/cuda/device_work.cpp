@@ -76,48 +76,32 @@ std::unique_ptr<DeviceGraph> CudaBackend::capture_graph(const CaptureFn& work) {
 
 namespace {
 
-StepIo checked_step_io(const StepStaging& s) {
+// StepStaging's pointers, once check_begin_step / check_end_step passed; the counter on the GPU.
+StepIo step_io(const StepStaging& s) {
   check_tensor(s.counter, DType::I32, "step counter");
-  HADRON_CHECK(s.counter.numel() == 2, "step counter {}", s.counter.describe());
-  StepIo io{};
-  for (int turn = 0; turn < 2; ++turn) {
-    HADRON_CHECK(s.images[turn].device == Device::CPU && s.images[turn].dtype == DType::U8 &&
-                     s.images[turn].is_contiguous() && s.tokens[turn].device == Device::CPU &&
-                     s.tokens[turn].dtype == DType::I32 && s.tokens[turn].is_contiguous(),
-                 "step staging {}: image {}, tokens {}", turn, s.images[turn].describe(),
-                 s.tokens[turn].describe());
-    io.images[turn] = s.images[turn].data;
-    io.tokens[turn] = s.tokens[turn].ptr<int32_t>();
-  }
-  io.counter = s.counter.ptr<int32_t>();
-  io.header_bytes = StepStaging::kHeaderBytes;
-  return io;
+  return {{s.images[0].data, s.images[1].data},
+          {s.tokens[0].ptr<int32_t>(), s.tokens[1].ptr<int32_t>()},
+          s.counter.ptr<int32_t>(),
+          StepStaging::kHeaderBytes};
 }
 
 }  // namespace
 
 void CudaBackend::begin_step(const StepStaging& staging, const Tensor& inputs, int64_t n_ids,
                              const Tensor& sampled) {
-  const StepIo io = checked_step_io(staging);
+  check_begin_step(staging, inputs, n_ids, sampled);
   check_tensor(inputs, DType::U8, "begin_step inputs");
   check_tensor(sampled, DType::I32, "begin_step sampled");
-  const int64_t n_bytes = inputs.numel();
-  HADRON_CHECK(n_bytes % 8 == 0 && n_ids >= 0 && n_ids * 4 <= n_bytes &&
-                   std::min(staging.images[0].numel(), staging.images[1].numel()) >=
-                       StepStaging::kHeaderBytes + n_bytes,
-               "begin_step: {} input bytes ({} ids) from images of {} and {} bytes", n_bytes, n_ids,
-               staging.images[0].numel(), staging.images[1].numel());
-  launch_begin_step(io, inputs.data, n_bytes, n_ids, sampled.ptr<int32_t>(), sampled.numel(),
-                    stream_);
+  HADRON_CHECK(inputs.numel() % 8 == 0, "begin_step: {} input bytes, not whole 8-byte units",
+               inputs.numel());
+  launch_begin_step(step_io(staging), inputs.data, inputs.numel(), n_ids, sampled.ptr<int32_t>(),
+                    sampled.numel(), stream_);
 }
 
 void CudaBackend::end_step(const StepStaging& staging, const Tensor& sampled) {
-  const StepIo io = checked_step_io(staging);
+  check_end_step(staging, sampled);
   check_tensor(sampled, DType::I32, "end_step sampled");
-  HADRON_CHECK(sampled.numel() <= std::min(staging.tokens[0].numel(), staging.tokens[1].numel()),
-               "end_step: {} tokens into buffers of {} and {}", sampled.numel(),
-               staging.tokens[0].numel(), staging.tokens[1].numel());
-  launch_end_step(io, sampled.ptr<int32_t>(), sampled.numel(), stream_);
+  launch_end_step(step_io(staging), sampled.ptr<int32_t>(), sampled.numel(), stream_);
 }
 
 }  // namespace hadron::cuda
