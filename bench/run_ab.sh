@@ -4,7 +4,8 @@
 # slow run fall on all of them), then a table of decode tok/s per shape and variant with the
 # median over rounds and every run. Each run is its own process, and a process can land in a
 # slow mode (Qwen3-8B batch 1: 186.4 or ~179.5 tok/s, bench/results/experiments-2026-11-27-s19.md
-# section 5), hence 4 rounds by default. One JSON line per run goes to $OUT/ab.jsonl (else
+# section 5), hence 4 rounds by default. One JSON line per run (with the card's UUID) goes to
+# $OUT/ab.jsonl (else
 # ./ab.jsonl).
 #
 #   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] [--timeout S] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
@@ -47,6 +48,10 @@ fi
 out=${OUT:-.}
 jsonl=$out/ab.jsonl
 : >"$jsonl"
+# The card each run is on: the same binary differs by up to 1.6% from one H100 to another
+# (bench/results/experiments-2026-11-28-s31.md), so results from different calls compare only
+# by card.
+card=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
 
 for round in $(seq 1 "$rounds"); do
   for shape in "${shapes[@]}"; do
@@ -58,8 +63,8 @@ for round in $(seq 1 "$rounds"); do
       line=$(timeout "$limit" env "${env_list[@]}" "$hadron" bench latency --model "$model" \
         --load-format dummy --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
         "${extra[@]}" 2>"$log")
-      printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "result": %s}\n' \
-        "$label" "${names[$i]}" "${envs[$i]}" "$round" "${line:-null}" | tee -a "$jsonl"
+      printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "card": "%s", "result": %s}\n' \
+        "$label" "${names[$i]}" "${envs[$i]}" "$round" "${card:-unknown}" "${line:-null}" | tee -a "$jsonl"
     done
   done
 done
