@@ -5,8 +5,7 @@
 # median over rounds and every run. Each run is its own process, and a process can land in a
 # slow mode (Qwen3-8B batch 1: 186.4 or ~179.5 tok/s, bench/results/experiments-2026-11-27-s19.md
 # section 5), hence 4 rounds by default. One JSON line per run (with the card's UUID) goes to
-# $OUT/ab.jsonl (else
-# ./ab.jsonl).
+# $OUT/ab.jsonl (else ./ab.jsonl).
 #
 #   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] [--timeout S] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
 #     SHAPE: CONFIG_DIR:BATCH[:INPUT_LEN]   (input length 128 unless given; output 128)
