@@ -187,6 +187,7 @@ ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> 
   const auto n_bytes = static_cast<int64_t>(sampling_offset + kSamplingColumns * column_bytes);
   inputs.device = inputs_.view(DType::U8, {n_bytes});
   inputs.n_ids = n_tokens;
+  inputs.parity = static_cast<int>(turn & 1);
   ++n_turns_;  // only now: a step refused above leaves host and device turns in step
   return inputs;
 }
@@ -252,7 +253,6 @@ void ModelRunner::launch(std::span<const SequenceStep> steps,
     HADRON_CHECK(!s.all_logits, "device sampling takes one logits row per sequence");
   int64_t padded = 0;
   DeviceGraph* graph = graph_for(steps, padded);
-  const int turn = static_cast<int>(n_turns_ & 1);
   const StepInputs inputs =
       stage_inputs(steps, sampling, padded, graph ? limits_.max_blocks_per_seq : 0);
   if (graph) {
@@ -261,7 +261,8 @@ void ModelRunner::launch(std::span<const SequenceStep> steps,
   } else {
     run_sampled(inputs);
   }
-  in_flight_.push_back({backend_.record_event(), turn, static_cast<int64_t>(steps.size())});
+  in_flight_.push_back(
+      {backend_.record_event(), inputs.parity, static_cast<int64_t>(steps.size())});
 }
 
 std::vector<int32_t> ModelRunner::take_tokens() {
@@ -269,7 +270,7 @@ std::vector<int32_t> ModelRunner::take_tokens() {
   InFlight f = std::move(in_flight_.front());
   in_flight_.pop_front();
   f.done->wait();
-  const auto* tokens = static_cast<const int32_t*>(tokens_[f.tokens].data());
+  const auto* tokens = static_cast<const int32_t*>(tokens_[f.parity].data());
   return std::vector<int32_t>(tokens, tokens + f.n_rows);
 }
 

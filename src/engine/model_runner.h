@@ -89,10 +89,11 @@ class ModelRunner {
     SamplingBatch sampling;
     Tensor device;      // U8: the part of inputs_ the step uses
     int64_t n_ids = 0;  // token ids at its start
+    int parity = 0;     // its turn's parity: which image and tokens buffer
   };
   struct InFlight {
     std::unique_ptr<DeviceEvent> done;
-    int tokens = 0;  // the turn's parity: which tokens buffer
+    int parity = 0;  // the step's turn parity: which tokens buffer
     int64_t n_rows = 0;
   };
 
