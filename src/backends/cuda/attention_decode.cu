@@ -3,7 +3,7 @@
 //
 // Grid (split, kv_head, seq). A CTA serves all query heads of one KV head (the GQA group, rows of
 // an m16 tile; rows past the group are zero) for one chunk of the context, so each K/V row is read
-// once per group. Its kW warps (kWarps; kNarrowWarps for some one-split launches) take the
+// once per group. Its kW warps (kWarps; 3 or 2 for some one-split launches) take the
 // chunk's 16-key tiles in turn (tile j to warp j % kW); each warp streams its tiles through its
 // own kRing-deep cp.async ring in shared memory, so kRing - 1 tiles per warp are always in
 // flight with no CTA-wide barrier, and fetches the
@@ -50,13 +50,8 @@ constexpr int kStages = kD == 64    ? 4
 // sequences 4,987 -> 4,974 (bench/results/experiments-2026-11-27-s14.md).
 template <int kD>
 constexpr int kOneSplitStages = kD == 128 ? 2 : kStages<kD>;
-// One-split launches at head_dim 128 whose CTAs all fit on the GPU at once in two-warp CTAs
-// (32 KB rings, six a SM) but not in four-warp ones take two-warp CTAs: one wave instead of 1.3.
-// H100, one machine, 4 -> 2 warps: Qwen3-8B 64 sequences (512 CTAs) 8,989 -> 9,117 tok/s,
-// Qwen3-30B-A3B 128 sequences (512 CTAs) 4,980 -> 5,014; Qwen3-8B 128 sequences (1,024 CTAs,
-// more than a wave either way; 15,774 -> 15,716 in two) stays with four
-// (bench/results/experiments-2026-11-27-s18.md).
-constexpr int kNarrowWarps = 2;
+// One-split launches at head_dim 128 choose their CTAs' width, 4, 3 or 2 warps
+// (launch_one_split_128).
 template <int kD>
 constexpr int kTileBytes = kTileKeys* kD * 2;
 template <int kD, int kRing, int kW = kWarps>
@@ -547,6 +542,30 @@ int64_t one_split_wave() {
   return ctas;
 }
 
+// A one-split launch at head_dim 128 of `ctas` CTAs (one per (KV head, sequence)) in CTAs of 4, 3
+// or 2 warps. A CTA's keys are shared by its warps, so its time goes as 1 / width, and the
+// launch's as waves of resident CTAs x that: the width with the least waves / width, the fewer
+// waves on a tie. On an H100 the three hold 3, 4 and 6 CTAs an SM (12 warps each way: registers
+// and the 2-deep rings), so Qwen3-8B's 1,024 CTAs at 128 sequences take 2 waves of 3-warp CTAs
+// instead of 2.6 of 4-warp ones, 512 one wave of 3-warp CTAs, and 768 one wave of 2-warp CTAs.
+// 2 warps against 4 (s18): Qwen3-8B 64 sequences 8,989 -> 9,117 tok/s. H100, same binary, 3
+// warps against the rule before (4 warps, or 2 where only they make one wave): Qwen3-8B 128
+// sequences 15,874 -> 15,929 (attention 41.5 -> 40.9 us a layer), 64 sequences 9,248 -> 9,325;
+// Qwen3-30B-A3B 128 sequences (512 CTAs) 5,046 -> 5,048; Qwen3-8B 96 sequences (768 CTAs)
+// 12,517 with 2 warps against 12,457 with 3 (bench/results/experiments-2026-11-28-s32.md).
+void launch_one_split_128(const AttentionArgs& args, float* workspace, int64_t ctas,
+                          cudaStream_t stream) {
+  constexpr int kRing = kOneSplitStages<128>;
+  const auto waves = [&](int64_t wave) { return ceil_div(ctas, std::max<int64_t>(1, wave)); };
+  // waves / width in twelfths.
+  const int64_t cost4 = 3 * waves(one_split_wave<4>()), cost3 = 4 * waves(one_split_wave<3>()),
+                cost2 = 6 * waves(one_split_wave<2>());
+  if (cost2 <= cost3 && cost2 <= cost4)
+    return launch_decode<128, kRing, false, 2>(args, workspace, 1, stream);
+  if (cost3 <= cost4) return launch_decode<128, kRing, false, 3>(args, workspace, 1, stream);
+  launch_decode<128, kRing, false, 4>(args, workspace, 1, stream);
+}
+
 template <int kD>
 void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
   const int group = args.n_heads / args.n_kv_heads;
@@ -570,11 +589,7 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
     else
       launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
   } else if (n_splits == 1) {
-    if constexpr (kD == 128) {
-      if (ctas > one_split_wave<kWarps>() && ctas <= one_split_wave<kNarrowWarps>())
-        return launch_decode<kD, kOneSplitStages<kD>, false, kNarrowWarps>(args, workspace,
-                                                                           n_splits, stream);
-    }
+    if constexpr (kD == 128) return launch_one_split_128(args, workspace, ctas, stream);
     launch_decode<kD, kOneSplitStages<kD>, false>(args, workspace, n_splits, stream);
   } else {
     launch_decode<kD, kStages<kD>, false>(args, workspace, n_splits, stream);
