@@ -98,10 +98,6 @@ __device__ __forceinline__ int active_splits(int keys, int chunk) {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
 // The head's sink logit in the exp2 domain, or -inf without sinks (adding exp2(-inf) = 0). It joins
 // the denominator once: where the output is written, never per split.
 __device__ __forceinline__ float sink_log2(const AttentionArgs& args, int head) {

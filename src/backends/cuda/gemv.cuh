@@ -196,7 +196,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto step_base = [&](int step) {
     return (step % steps_per_row % steps_per_w_row) * 32 * kChunk + lane;
   };
-  auto load_step = [&](int step, Bf16x8(&buffer)[kChunk]) {
+  // use(u, vector) for each of this lane's kChunk weight vectors of step `step`.
+  auto for_step_vectors = [&](int step, const auto& use) {
     int w_row = step_row(step);
     if (kPairs && step % steps_per_row >= steps_per_w_row) w_row += n;  // the up row
     const int base = step_base(step);
@@ -204,8 +205,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
       const int c = base + u * 32;
-      if (c < n_vec) buffer[u] = load8_streaming(w_row_ptr + int64_t{c} * 8);
+      if (c < n_vec) use(u, w_row_ptr + int64_t{c} * 8);
     }
+  };
+  auto load_step = [&](int step, Bf16x8(&buffer)[kChunk]) {
+    for_step_vectors(step, [&](int u, const bf16* p) { buffer[u] = load8_streaming(p); });
   };
 
   // Before the wait (the kernel before may still be running): the first step's loads, and
@@ -222,6 +226,17 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
   pdl_wait();
+  // One row: the second step's weights asked of L2 now, so the memory streams while the prologue
+  // stages x (~1.3 us at Qwen3-8B's boundaries, clock64 stamps) instead of idling until the loop
+  // issues them; one prefetch a 128-byte line (8 lanes' vectors). H100, same binary: Qwen3-8B
+  // batch 1 189.1 -> 191.5 tok/s, gpt-oss-20b 540.0 -> 543.1, Qwen3-30B-A3B 338.3 -> 339.7;
+  // steps 1 and 2 both: 188.7 and 536.5, below (bench/results/experiments-2026-11-28-s32.md).
+  // The earlier L2 prefetches lost: before the wait (competing with the kernel before) and a
+  // step ahead all along the loop (INDEX.md, "Batch-1 GEMVs"). Two or more rows: not measured.
+  if constexpr (kM == 1) {
+    if (n_steps > 1 && lane % 8 == 0)
+      for_step_vectors(1, [](int, const bf16* p) { prefetch_l2(p); });
+  }
   pdl_launch_dependents();
   auto* xs = reinterpret_cast<bf16*>(gemv_shared);
   if constexpr (kInput == GemvInput::kStaged) stage_prologue<kM>(x, k, xs);
