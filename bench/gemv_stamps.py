@@ -7,9 +7,13 @@
 Each record (8 uint64): the weight pointer, %globaltimer at the block's start and end (ns),
 then clock64 at the block's start, pdl_wait's return, the prologue's end, the arrival of its
 first weights and its end. Sampled blocks of every batch-1 GEMV launch. Launches are grouped
-per weight (a weight's launches are a step apart), and each weight is named by its place in the
-step: four a layer (qkv, o_proj, gate_up, down for a dense model; MoE layers order differently)
-and the LM head last. Per role, the medians over layers and steps (us):
+per weight, a step is the launches up to and including an LM-head launch (the weight whose
+blocks run longest) in which no weight repeats (so the start-up timing's repeated launches of
+one weight are dropped), and each launch is named by its place in the step: four a layer (qkv,
+o_proj, gate_up, down for a dense model; MoE layers order differently) and the LM head last.
+The patch's buffer (1,048,576 records) fills within a 128-token Qwen3-8B run, start-up
+included: shorten the run (--output-len 32) or raise kStampCapacity. Per role, the medians over
+layers and steps (us):
   wait       the block's start to pdl_wait's return (how early PDL launched it)
   prologue   pdl_wait's return to x staged (the memory streams only the first step meanwhile)
   first      x staged to the first step's weights there (0 if they came during the prologue)
@@ -57,28 +61,42 @@ def main():
         launches.append((w, group))
     launches.sort(key=lambda item: min(r[1] for r in item[1]))
 
-    # A step: every weight once. Roles by the order of first appearance.
-    order = []
-    seen = set()
-    for w, _ in launches:
-        if w in seen:
-            break
-        seen.add(w)
-        order.append(w)
-    per_step = len(order)
-    role_of = {}
-    for i, w in enumerate(order):
-        role_of[w] = "lm_head" if i == per_step - 1 else ("qkv", "o_proj", "gate_up", "down")[i % 4]
-    print(f"{per_step} GEMV launches a step; {len(launches) // per_step} steps recorded")
+    # Steps: the launches between two LM-head launches (the weight whose blocks run longest),
+    # kept where every weight appears once and the count is the most common one, which drops
+    # the start-up timing's repeated launches of one weight. Roles by place in the step.
+    def duration(item):
+        return statistics.median(r[2] - r[1] for r in item[1])
+
+    by_weight_launches = defaultdict(list)
+    for item in launches:
+        by_weight_launches[item[0]].append(duration(item))
+    lm_head = max(by_weight_launches, key=lambda w: statistics.median(by_weight_launches[w]))
+    segments, current = [], []
+    for item in launches:
+        if item[0] == lm_head:
+            segments.append(current + [item])
+            current = []
+        else:
+            current.append(item)
+    distinct = [seg for seg in segments if len({w for w, _ in seg}) == len(seg) > 1]
+    if not distinct:
+        sys.exit("no decode steps found (a step: distinct GEMV weights ending with the LM head)")
+    per_step = statistics.mode(len(seg) for seg in distinct)
+    steps = [seg for seg in distinct if len(seg) == per_step]
+    print(f"{per_step} GEMV launches a step; {len(steps)} steps recorded "
+          f"({len(segments) - len(steps)} other segments dropped)")
+    layer_roles = ("qkv", "o_proj", "gate_up", "down")
 
     stats = defaultdict(lambda: defaultdict(list))
-    previous_end = None
-    for index, (w, rs) in enumerate(launches):
-        step = index // per_step
-        wait_return = [r[1] + (r[4] - r[3]) / ghz for r in rs]
-        ends = [r[2] for r in rs]
-        if step >= args.skip_steps:
-            s = stats[role_of.get(w, "?")]
+    for step, seg in enumerate(steps):
+        if step < args.skip_steps:
+            continue
+        previous_end = None
+        for place, (w, rs) in enumerate(seg):
+            role = "lm_head" if place == per_step - 1 else layer_roles[place % 4]
+            wait_return = [r[1] + (r[4] - r[3]) / ghz for r in rs]
+            ends = [r[2] for r in rs]
+            s = stats[role]
             s["wait"].append(statistics.median((r[4] - r[3]) / ghz / 1000 for r in rs))
             s["prologue"].append(statistics.median((r[5] - r[4]) / ghz / 1000 for r in rs))
             s["first"].append(statistics.median((r[6] - r[5]) / ghz / 1000 for r in rs))
@@ -86,11 +104,11 @@ def main():
             s["spread"].append((max(ends) - statistics.median(ends)) / 1000)
             if previous_end is not None:
                 s["gap"].append((statistics.median(wait_return) - previous_end) / 1000)
-        previous_end = max(ends)
+            previous_end = max(ends)
 
     names = ("wait", "prologue", "first", "stream", "spread", "gap")
     print(f"{'role':10s} {'launches':>8s} " + " ".join(f"{x:>9s}" for x in names) + "   (us, medians)")
-    for role in ("qkv", "o_proj", "gate_up", "down", "lm_head", "?"):
+    for role in (*layer_roles, "lm_head"):
         if role not in stats:
             continue
         s = stats[role]
