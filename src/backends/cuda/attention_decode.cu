@@ -552,8 +552,8 @@ int64_t one_split_wave() {
 void launch_one_split_128(const AttentionArgs& args, float* workspace, int64_t ctas,
                           cudaStream_t stream) {
   constexpr int kRing = kOneSplitStages<128>;
-  const auto waves = [&](int64_t wave) { return ceil_div(ctas, std::max<int64_t>(1, wave)); };
-  // waves / width in twelfths.
+  // waves / width in twelfths (one_split_wave counts at least one CTA an SM).
+  const auto waves = [&](int64_t wave) { return ceil_div(ctas, wave); };
   const int64_t cost4 = 3 * waves(one_split_wave<4>()), cost3 = 4 * waves(one_split_wave<3>()),
                 cost2 = 6 * waves(one_split_wave<2>());
   if (cost2 <= cost3 && cost2 <= cost4)
