@@ -13,6 +13,8 @@
 #     16384, so the prompts' prefill is one step as in docs/benchmarks.md's figures)
 #     --timeout: seconds a run may take before it is killed and shown as failed (default 120),
 #     so an experiment that hangs the GPU costs one run, not the device call
+#     HADRON_AB_BIN=PATH among a variant's ENVs runs that variant with another binary (two
+#     builds of one tree, e.g. a change with no switch against the commit before it)
 #     e.g. bench/run_ab.sh -v old=HADRON_ATTN_CLUSTER=0 -v new= configs/Qwen__Qwen3-8B:1
 # The binary defaults to build-gpu/hadron, else build/hadron; its stderr goes to
 # $OUT/ab-<shape>-<variant>-<round>.log.
@@ -32,7 +34,7 @@ while (($#)); do
     --args) read -r -a extra <<<"$2"; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     -v) names+=("${2%%=*}"); envs+=("${2#*=}"); shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) shapes+=("$1"); shift ;;
   esac
 done
@@ -57,9 +59,11 @@ for round in $(seq 1 "$rounds"); do
     IFS=: read -r model batch input <<<"$shape"
     for i in "${!names[@]}"; do
       IFS=, read -r -a env_list <<<"${envs[$i]}"
+      bin=$hadron
+      for e in "${env_list[@]}"; do [[ $e == HADRON_AB_BIN=* ]] && bin=${e#HADRON_AB_BIN=}; done
       label="$(basename "$model")-b$batch-in${input:-128}"
       log=$out/ab-$label-${names[$i]}-$round.log
-      line=$(timeout "$limit" env "${env_list[@]}" "$hadron" bench latency --model "$model" \
+      line=$(timeout "$limit" env "${env_list[@]}" "$bin" bench latency --model "$model" \
         --load-format dummy --batch "$batch" --input-len "${input:-128}" --output-len 128 --num-iters 3 --json \
         "${extra[@]}" 2>"$log")
       printf '{"shape": "%s", "variant": "%s", "env": "%s", "round": %d, "card": "%s", "result": %s}\n' \

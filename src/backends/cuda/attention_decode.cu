@@ -183,21 +183,41 @@ struct SplitStates {
   float m[kClusterSplits], l[kClusterSplits], o[kClusterSplits];
 };
 
-// The first n_active states and the head's sink merged, in the combine kernel's order.
-__device__ __forceinline__ bf16 merge_splits(const SplitStates& s, int n_active, float sink) {
-  float max_all = fmaxf(-FLT_MAX, sink);
-#pragma unroll
-  for (int sp = 0; sp < kClusterSplits; ++sp)
-    if (sp < n_active) max_all = fmaxf(max_all, s.m[sp]);
-  float sum = exp2f(sink - max_all), acc = 0;
-#pragma unroll
-  for (int sp = 0; sp < kClusterSplits; ++sp) {
-    if (sp >= n_active) break;
-    const float w = exp2f(s.m[sp] - max_all);
-    sum += s.l[sp] * w;
-    acc += s.o[sp] * w;
+// Online-softmax states merged with the head's sink (-inf without one): their common maximum,
+// and the row sums and output sums rescaled to it, added in state order. The warps' merge, the
+// cluster's and the combine kernel all merge with this arithmetic, so the paths agree bit for
+// bit. max_of(i): state i's maximum; sums_of(i): its (row sum, output sum). kBound: a
+// compile-time bound on n (the loops unrolled), 0 for none.
+struct MergedState {
+  float max, sum, acc;
+  __device__ __forceinline__ bf16 output() const {
+    return __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
   }
-  return __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+};
+template <int kBound, typename MaxOf, typename SumsOf>
+__device__ __forceinline__ MergedState merge_states(int n, float sink, const MaxOf& max_of,
+                                                    const SumsOf& sums_of) {
+  const auto each = [&](const auto& f) {
+    if constexpr (kBound > 0) {
+#pragma unroll
+      for (int i = 0; i < kBound; ++i) {
+        if (i >= n) break;
+        f(i);
+      }
+    } else {
+      for (int i = 0; i < n; ++i) f(i);
+    }
+  };
+  MergedState r{fmaxf(-FLT_MAX, sink), 0.0f, 0.0f};
+  each([&](int i) { r.max = fmaxf(r.max, max_of(i)); });
+  r.sum = exp2f(sink - r.max);
+  each([&](int i) {
+    const float w = exp2f(max_of(i) - r.max);
+    const float2 sums = sums_of(i);
+    r.sum += sums.x * w;
+    r.acc += sums.y * w;
+  });
+  return r;
 }
 
 // kCluster: the grid's splits of a (KV head, sequence) form one thread-block cluster, and merge
@@ -376,43 +396,38 @@ __global__ void __launch_bounds__(kW * 32)
     const int g = idx / kD, d = idx % kD;
     const int head = kv_head * group_size + g;
     const float sink = single ? sink_log2(args, head) : -INFINITY;
-    float max_all = fmaxf(-FLT_MAX, sink);
-#pragma unroll
-    for (int w = 0; w < kW; ++w) max_all = fmaxf(max_all, slot_m[w * kMaxGroup + g]);
-    float sum = exp2f(sink - max_all), acc = 0;
-#pragma unroll
-    for (int w = 0; w < kW; ++w) {
-      const float weight = exp2f(slot_m[w * kMaxGroup + g] - max_all);
-      sum += slot_l[w * kMaxGroup + g] * weight;
-      acc += slot_o[(w * kMaxGroup + g) * kD + d] * weight;
-    }
+    const MergedState merged = merge_states<kW>(
+        kW, sink, [&](int w) { return slot_m[w * kMaxGroup + g]; },
+        [&](int w) {
+          return make_float2(slot_l[w * kMaxGroup + g], slot_o[(w * kMaxGroup + g) * kD + d]);
+        });
     if (single) {
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
-          __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+          merged.output();
     } else if (kPush) {
       // Element idx's state to the CTA that merges it; the row's maximum and sum to every one.
       cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
       const int owner = (idx / kThreads) % n_active;
-      cluster.map_shared_rank(inbox, owner)[split * kMaxGroup * kD + idx] = acc;
+      cluster.map_shared_rank(inbox, owner)[split * kMaxGroup * kD + idx] = merged.acc;
       if (d == 0) {
         for (int r = 0; r < n_active; ++r) {
           float* stats = cluster.map_shared_rank(inbox_m, r);
-          stats[split * kMaxGroup + g] = max_all;
-          stats[(kClusterSplits + split) * kMaxGroup + g] = sum;
+          stats[split * kMaxGroup + g] = merged.max;
+          stats[(kClusterSplits + split) * kMaxGroup + g] = merged.sum;
         }
       }
     } else if (kCluster) {
-      cta_o[idx] = acc;
+      cta_o[idx] = merged.acc;
       if (d == 0) {
-        cta_m[g] = max_all;
-        cta_l[g] = sum;
+        cta_m[g] = merged.max;
+        cta_l[g] = merged.sum;
       }
     } else {
       const int64_t out_row = (int64_t{seq} * args.n_heads + head) * n_splits + split;
-      partial[out_row * (kD + 2) + d] = acc;
+      partial[out_row * (kD + 2) + d] = merged.acc;
       if (d == 0) {
-        partial[out_row * (kD + 2) + kD] = max_all;
-        partial[out_row * (kD + 2) + kD + 1] = sum;
+        partial[out_row * (kD + 2) + kD] = merged.max;
+        partial[out_row * (kD + 2) + kD + 1] = merged.sum;
       }
     }
   }
@@ -431,7 +446,10 @@ __global__ void __launch_bounds__(kW * 32)
         read(sp, g, idx, states);
       }
       static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
-          merge_splits(states, n_active, sink_log2(args, head));
+          merge_states<kClusterSplits>(
+              n_active, sink_log2(args, head), [&](int sp) { return states.m[sp]; },
+              [&](int sp) { return make_float2(states.l[sp], states.o[sp]); })
+              .output();
     }
   };
   namespace cg = cooperative_groups;
@@ -472,19 +490,14 @@ __global__ void __launch_bounds__(kD)
   const int keys = args.sliding_window > 0 ? min(kv_len, args.sliding_window) : kv_len;
   const int n_active = active_splits(keys, split_chunk(keys, n_splits));
   if (n_active == 1) return;  // the attention kernel wrote it
-  const float sink = sink_log2(args, head);
-  float max_all = fmaxf(-FLT_MAX, sink);
-  for (int sp = 0; sp < n_active; ++sp) max_all = fmaxf(max_all, rows[sp * (kD + 2) + kD]);
-  float sum = exp2f(sink - max_all), acc = 0;
-  for (int sp = 0; sp < n_active; ++sp) {
-    const float* row = rows + sp * (kD + 2);
-    const float w = exp2f(row[kD] - max_all);
-    sum += row[kD + 1] * w;
-    acc += row[d] * w;
-  }
+  const MergedState merged = merge_states<0>(
+      n_active, sink_log2(args, head), [&](int sp) { return rows[sp * (kD + 2) + kD]; },
+      [&](int sp) {
+        const float* row = rows + sp * (kD + 2);
+        return make_float2(row[kD + 1], row[d]);
+      });
   const int token = args.cu_seqlens_q[seq];
-  static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
-      __float2bfloat16(sum > 0 ? acc / sum : 0.0f);
+  static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] = merged.output();
 }
 
 // Batches that would split each context kClusterFromSplits ways or more (one or two sequences)
