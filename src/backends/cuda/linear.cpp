@@ -5,9 +5,9 @@
 // sequences 3-4.6% faster than the timed choice (bench/results/experiments-2026-11-27-s21.md
 // section 7), 3-8 sequences 3.8-4.9% faster than the GEMV, 48 and 64 sequences 2.3% and 0.7%
 // faster than cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to
-// cuBLASLt. Below: the GEMV kernel when it was faster than cuBLASLt on that shape (timed with
-// events the first time a shape is seen, outside stream capture so graphs replay a decided
-// path, and cached); above: cuBLASLt.
+// cuBLASLt. Below: the GEMV kernel when it was faster than cuBLASLt on that shape (one row: with
+// a credit for what a step hides, see prefer_gemv; timed with events the first time a shape is
+// seen, outside stream capture so graphs replay a decided path, and cached); above: cuBLASLt.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
@@ -67,18 +67,29 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
     std::nth_element(v.begin(), v.begin() + kRounds / 2, v.end());
     return v[kRounds / 2];
   };
+  // A one-row GEMV is credited kOneRowGemvCreditMs: in a step it loads its weights before its
+  // pdl_wait and asks L2 for its second step's right after, while a cuBLASLt kernel starts only
+  // once the kernel before it has finished, none of which the lone launches above see. Without
+  // it, Qwen3-8B's batch-1 down_proj (GEMV 29.4 us, cuBLASLt 29.3 timed alone on an H200) went
+  // to cuBLASLt in 3 processes of 11, and those decoded at 243 tok/s against 255. Two rows get
+  // no credit: 3 us there lost 1.5% on Qwen3-8B batch 2 (its gate_up moved to the GEMV).
+  // bench/results/experiments-2026-11-28-s33.md, section 3.
+  constexpr float kOneRowGemvCreditMs = 3e-3f;
   const float gemv_ms = median(gemv_rounds), gemm_ms = median(gemm_rounds);
+  const float credit_ms = m == 1 ? kOneRowGemvCreditMs : 0.0f;
+  const bool take_gemv = gemv_ms - credit_ms < gemm_ms;
   static const bool log_choices = env_flag_set("HADRON_LOG_GEMV_CHOICE");
   if (log_choices) {
     static constexpr const char* kKindNames[] = {"plain", "norm", "silu_mul", "norm_silu"};
     static_assert(static_cast<int>(GemvKind::kNormSilu) == 3, "kKindNames in GemvKind's order");
     std::fprintf(stderr,
-                 "gemv choice: %s m=%lld n=%lld k=%lld%s: GEMV %.1f us, cuBLASLt %.1f us -> %s\n",
+                 "gemv choice: %s m=%lld n=%lld k=%lld%s: GEMV %.1f us (credited %.1f), cuBLASLt "
+                 "%.1f us -> %s\n",
                  kKindNames[static_cast<int>(kind)], static_cast<long long>(m),
                  static_cast<long long>(n), static_cast<long long>(k), out_f32 ? " f32" : "",
-                 1e3f * gemv_ms, 1e3f * gemm_ms, gemv_ms < gemm_ms ? "GEMV" : "cuBLASLt");
+                 1e3f * gemv_ms, 1e3f * credit_ms, 1e3f * gemm_ms, take_gemv ? "GEMV" : "cuBLASLt");
   }
-  return gemv_choice_[key] = gemv_ms < gemm_ms;
+  return gemv_choice_[key] = take_gemv;
 }
 
 namespace {
