@@ -71,7 +71,7 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   // pdl_wait and asks L2 for its second step's right after, while a cuBLASLt kernel starts only
   // once the kernel before it has finished, none of which the lone launches above see. Without
   // it, Qwen3-8B's batch-1 down_proj (GEMV 29.4 us, cuBLASLt 29.3 timed alone on an H200) went
-  // to cuBLASLt in 3 processes of 11, and those decoded at 243 tok/s against 255. Two rows get
+  // to cuBLASLt in 3 processes of 12, and those decoded at 243 tok/s against 255. Two rows get
   // no credit: 3 us there lost 1.5% on Qwen3-8B batch 2 (its gate_up moved to the GEMV).
   // bench/results/experiments-2026-11-28-s33.md, section 3.
   constexpr float kOneRowGemvCreditMs = 3e-3f;
