@@ -23,8 +23,14 @@ std::vector<std::string> supported_architectures() {
 }
 
 std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend) {
-  for (const auto& [name, factory] : kRegistry)
-    if (config.architecture == name) return factory(config, backend);
+  for (const auto& [name, factory] : kRegistry) {
+    if (config.architecture != name) continue;
+    std::unique_ptr<Model> model = factory(config, backend);
+    // Shapes the backend cannot run are refused here, before any weight loads.
+    for (const KvLayerSpec& layer : model->kv_layers())
+      backend.check_attention(config.n_heads, layer.n_kv_heads, layer.head_dim);
+    return model;
+  }
   std::string supported;
   for (const std::string& name : supported_architectures())
     supported += (supported.empty() ? "" : ", ") + name;

@@ -159,6 +159,11 @@ class Backend {
                               const QkvParams& params, const Tensor& k_cache, const Tensor& v_cache,
                               const Tensor& slot_mapping, const Tensor& q_out);
 
+  // Throws an input error, naming what this backend supports, when its attention ops cannot run
+  // heads of this shape; called when a model is made, before its weights load.
+  virtual void check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const {
+    (void)n_heads, (void)n_kv_heads, (void)head_dim;
+  }
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
   virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,

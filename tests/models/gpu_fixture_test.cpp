@@ -1,6 +1,7 @@
 // The CUDA path (bf16 weights and activations, fp32 accumulation) against transformers' fp32
 // logits, and GPU greedy against CPU greedy, on the fixtures whose head_dim the CUDA kernels
-// support (64, 128): the dense ones and every mixture-of-experts architecture.
+// support (32 to 256 in steps of 16): the dense ones and every mixture-of-experts architecture;
+// a fixture of head_dim 16 is refused before its weights load.
 //
 // Tolerance: max |gpu - transformers| / max |transformers logit| <= 3e-2 (bf16 keeps 8 bits of
 // mantissa; errors compound over layers); top-1 agreement on every position whose reference
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "engine/generator.h"
 #include "fixture_util.h"
 
@@ -166,6 +168,19 @@ TEST_P(GpuFixtureTest, GraphDecodeEqualsEager) {
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
+// The CUDA backend refuses a head_dim its attention kernels do not run when the model is made,
+// before any weight is read, with a message that names what it supports.
+TEST(GpuUnsupportedShape, RefusedBeforeWeightsLoad) {
+  try {
+    load_on({"llama3-hd16", "tests/fixtures/llama3"}, "cuda");
+    FAIL() << "a head_dim of 16 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("head_dim 16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("32 to 256 in steps of 16"), std::string::npos)
+        << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest,
                          ::testing::Values(GpuCase{"llama3-hd64", "tests/fixtures/llama3-hd64"},
                                            GpuCase{"qwen3-hd128", "tests/fixtures/qwen3-hd128"},
@@ -174,7 +189,8 @@ INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest,
                                            GpuCase{"mixtral-hd64", "tests/fixtures/mixtral-hd64"},
                                            GpuCase{"glm4-moe-hd64", "tests/fixtures/glm4-moe-hd64"},
                                            GpuCase{"gpt-oss-hd64", "tests/fixtures/gpt-oss-hd64"},
-                                           GpuCase{"default-model", "models/default"}),
+                                           GpuCase{"default-model", "models/default"},
+                                           GpuCase{"qwen3-tied", "tests/fixtures/qwen3-tied"}),
                          [](const auto& info) {
                            std::string id = info.param.fixture;
                            std::replace(id.begin(), id.end(), '-', '_');

@@ -213,6 +213,22 @@ TEST_F(AttentionTest, MixedFewDecodesSplitSinksSlidingWindow) {
 TEST_F(AttentionTest, MixedOneDecodeBesideChunkClustered) {
   run_case({32, 8, 128, 16, {{1, 3000}, {200, 200}}});
 }
+// Head dims between the kernels' tile widths (64, 128, 256) run in the wider tile, zero-padded:
+// prefill, and decode with one split or with split contexts merged by the combine kernel (the
+// clustered merges serve exact widths only), with sinks and a sliding window.
+TEST_F(AttentionTest, PrefillHeadDims32To240) {
+  for (const int head_dim : {32, 48, 80, 96, 112, 144, 192, 240})
+    run_case({8, 2, head_dim, 16, {{70, 70}, {1, 33}, {20, 150}}});
+}
+TEST_F(AttentionTest, DecodeHeadDims32To240) {
+  for (const int head_dim : {32, 48, 80, 96, 112, 144, 192, 240}) {
+    run_case({8, 2, head_dim, 16, decode_batch(rng_, 200, 300)});     // one split
+    run_case({8, 4, head_dim, 16, decode_batch(rng_, 6, 500)});       // combine kernel
+    run_case({16, 2, head_dim, 16, {{1, 3000}}});                     // many splits
+    run_case({4, 1, head_dim, 16, {{1, 2000}, {1, 1500}}, 0, true});  // sinks
+    run_case({8, 2, head_dim, 16, decode_batch(rng_, 3, 900), 128});  // window's few splits
+  }
+}
 // 256 sequences x 8 KV heads fill the GPU with one split: the sink joins in the decode CTA.
 TEST_F(AttentionTest, DecodeGptOssShapeSinksSlidingWindowBatch256) {
   run_case({64, 8, 64, 16, decode_batch(rng_, 256, 600), 128, true});

@@ -126,7 +126,14 @@ TEST_F(ElementwiseTest, QkvRopeStore) {
                        Case{32, 8, 128, 128, 133, true, RopeStyle::kNeox},
                        Case{4, 1, 64, 32, 19, false, RopeStyle::kNeox},
                        Case{6, 6, 256, 256, 5, true, RopeStyle::kInterleaved},
-                       Case{8, 2, 256, 64, 64, false, RopeStyle::kInterleaved}}) {
+                       Case{8, 2, 256, 64, 64, false, RopeStyle::kInterleaved},
+                       // Head dims between the kernel's tile widths (64, 128, 256).
+                       Case{4, 2, 32, 32, 9, true, RopeStyle::kNeox},
+                       Case{6, 2, 48, 48, 17, true, RopeStyle::kNeox},
+                       Case{4, 4, 80, 40, 3, true, RopeStyle::kInterleaved},
+                       Case{8, 1, 112, 112, 33, false, RopeStyle::kNeox},
+                       Case{2, 1, 144, 144, 5, true, RopeStyle::kNeox},
+                       Case{4, 2, 240, 96, 7, true, RopeStyle::kInterleaved}}) {
     SCOPED_TRACE(testing::Message()
                  << "heads " << c.n_heads << "/" << c.n_kv_heads << " x " << c.head_dim
                  << " rotary " << c.rotary_dim << " T " << c.n_tokens << " norms " << c.norms);

@@ -6,6 +6,25 @@
 
 namespace hadron::cuda {
 
+int attention_tile_dim(int64_t head_dim) {
+  HADRON_CHECK(head_dim >= 32 && head_dim <= 256 && head_dim % 16 == 0,
+               "attention head_dim {}: the CUDA kernels run 32..256 in steps of 16", head_dim);
+  return head_dim <= 64 ? 64 : head_dim <= 128 ? 128 : 256;
+}
+
+void CudaBackend::check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const {
+  if (head_dim < 32 || head_dim > 256 || head_dim % 16 != 0)
+    input_error(
+        "the CUDA backend cannot run attention heads of head_dim {} (supported: 32 to 256 in "
+        "steps of 16); run this model with --device cpu",
+        head_dim);
+  if (n_kv_heads <= 0 || n_heads % n_kv_heads != 0 || n_heads / n_kv_heads > kMaxAttentionGroup)
+    input_error(
+        "the CUDA backend cannot run {} query heads over {} KV heads (each KV head may serve at "
+        "most {} query heads); run this model with --device cpu",
+        n_heads, n_kv_heads, kMaxAttentionGroup);
+}
+
 QkvRopeStoreArgs checked_qkv_rope_args(const Tensor& qkv, const Tensor& q_norm,
                                        const Tensor& k_norm, const Tensor& positions,
                                        const Tensor& cos_sin, const QkvParams& params,

@@ -15,7 +15,10 @@
 // short sliding window) or a few splits in less than a wave of CTAs (a short sliding window),
 // the splits of a context form a thread-block cluster and merge through distributed shared
 // memory, with no combine kernel. A head's sink logit joins the denominator where the output is
-// written (once per head).
+// written (once per head). kD is the tile width (64, 128 or 256); with kPadded a head_dim below
+// it is zero-filled to it on load and written at its own width (attention_tile_dim), in the
+// plain split and one-split launches only. Exact widths keep their own instances, so their code
+// has no such checks.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -30,7 +33,7 @@
 namespace hadron::cuda {
 namespace {
 
-constexpr int kWarps = 4, kTileKeys = 16, kMaxGroup = 8;
+constexpr int kWarps = 4, kTileKeys = 16, kMaxGroup = kMaxAttentionGroup;
 // The splits of a clustered launch: one cluster a context (see kClusterFromSplits).
 constexpr int kClusterSplits = 8;
 // A split covers at least one tile per warp.
@@ -232,7 +235,8 @@ __device__ __forceinline__ MergedState merge_states(int n, float sink, const Max
 // -> 176.0 and 502.6 -> 503.6. Qwen3-30B-A3B (8 heads of 128: 1,024 elements, so it pulls)
 // measured 335.9 -> 336.2 with 128-token prompts but 294.9 / 294.5 -> 291.8 / 291.5 with 4,096
 // (bench/results/experiments-2026-11-27-s25.md, calls 2 and 4).
-template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false>
+template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false,
+          bool kPadded = false>
 __global__ void __launch_bounds__(kW * 32)
     attention_decode_kernel(AttentionArgs args, float scale_log2, float* partial) {
   static_assert(!kPush || kCluster);
@@ -240,6 +244,7 @@ __global__ void __launch_bounds__(kW * 32)
   extern __shared__ __align__(128) unsigned char smem[];
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int group_size = args.n_heads / args.n_kv_heads;
+  const int head_dim = kPadded ? args.head_dim : kD;
   const int kv_len = args.seq_lens_kv[seq];
   const int first = args.sliding_window > 0 ? max(0, kv_len - args.sliding_window) : 0;
   // This sequence's keys in chunks of whole tiles; the splits past its last key return at once and
@@ -256,9 +261,9 @@ __global__ void __launch_bounds__(kW * 32)
   // 128-byte lines complete in one request), kRowsPerLoad keys at a time. Lane k < 16 resolves
   // key k's cache slot, and the lanes that copy that key's row read it by shuffle.
   constexpr int kLanesPerRow = kChunks < 32 ? kChunks : 32, kRowsPerLoad = 32 / kLanesPerRow;
-  const int64_t slot_elems = int64_t{args.n_kv_heads} * kD;
-  const bf16* k_cache = static_cast<const bf16*>(args.k_cache) + kv_head * kD;
-  const bf16* v_cache = static_cast<const bf16*>(args.v_cache) + kv_head * kD;
+  const int64_t slot_elems = int64_t{args.n_kv_heads} * head_dim;
+  const bf16* k_cache = static_cast<const bf16*>(args.k_cache) + kv_head * head_dim;
+  const bf16* v_cache = static_cast<const bf16*>(args.v_cache) + kv_head * head_dim;
   const int32_t* block_table = args.block_tables + int64_t{seq} * args.max_blocks_per_seq;
   const int n_chunk_tiles = (end - begin + kTileKeys - 1) / kTileKeys;
   const int n_tiles = n_chunk_tiles > warp ? (n_chunk_tiles - warp + kW - 1) / kW : 0;
@@ -282,11 +287,13 @@ __global__ void __launch_bounds__(kW * 32)
         const int r = r0 + lane / kLanesPerRow;
         const int row_slot = __shfl_sync(0xffffffffu, slot, r);
         const int64_t offset = row_slot >= 0 ? int64_t{row_slot} * slot_elems + chunk * 8 : 0;
-        const int bytes = row_slot >= 0 ? 16 : 0;  // zero-fill rows past the end
 #pragma unroll
         for (int c = chunk; c < kChunks; c += kLanesPerRow) {
-          cp_async16(k_dst + tile_offset<kChunks>(r, c), k_cache + offset + (c - chunk) * 8, bytes);
-          cp_async16(v_dst + tile_offset<kChunks>(r, c), v_cache + offset + (c - chunk) * 8, bytes);
+          // Zero-fill rows past the end and dims past the head.
+          const bool copied = row_slot >= 0 && c * 8 < head_dim;
+          const int64_t src = copied ? offset + (c - chunk) * 8 : 0;
+          cp_async16(k_dst + tile_offset<kChunks>(r, c), k_cache + src, copied ? 16 : 0);
+          cp_async16(v_dst + tile_offset<kChunks>(r, c), v_cache + src, copied ? 16 : 0);
         }
       }
     }
@@ -308,7 +315,8 @@ __global__ void __launch_bounds__(kW * 32)
     const char* row_bytes =
         reinterpret_cast<const char*>((lane < kTileKeys ? k_cache : v_cache) + slot * slot_elems);
 #pragma unroll
-    for (int b = 0; b < kD * 2; b += 128) prefetch_l2(row_bytes + b);
+    for (int b = 0; b < kD * 2; b += 128)
+      if (b < head_dim * 2) prefetch_l2(row_bytes + b);
   }
   const int token = args.cu_seqlens_q[seq];
   // Clustered splits of a context more than one split covers meet at two cluster barriers (every
@@ -336,12 +344,13 @@ __global__ void __launch_bounds__(kW * 32)
   uint32_t qa[kD / 16][2];
   {
     const bf16* q = static_cast<const bf16*>(args.q) +
-                    (int64_t{token} * args.n_heads + kv_head * group_size + row) * kD +
+                    (int64_t{token} * args.n_heads + kv_head * group_size + row) * head_dim +
                     2 * (lane % 4);
 #pragma unroll
     for (int ks = 0; ks < kD / 16; ++ks) {
-      qa[ks][0] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16) : 0u;
-      qa[ks][1] = row < group_size ? *reinterpret_cast<const uint32_t*>(q + ks * 16 + 8) : 0u;
+      const bool in_head = row < group_size && ks * 16 < head_dim;
+      qa[ks][0] = in_head ? *reinterpret_cast<const uint32_t*>(q + ks * 16) : 0u;
+      qa[ks][1] = in_head ? *reinterpret_cast<const uint32_t*>(q + ks * 16 + 8) : 0u;
     }
   }
 
@@ -402,8 +411,9 @@ __global__ void __launch_bounds__(kW * 32)
           return make_float2(slot_l[w * kMaxGroup + g], slot_o[(w * kMaxGroup + g) * kD + d]);
         });
     if (single) {
-      static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] =
-          merged.output();
+      if (d < head_dim)
+        static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * head_dim + d] =
+            merged.output();
     } else if (kPush) {
       // Element idx's state to the CTA that merges it; the row's maximum and sum to every one.
       cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
@@ -437,7 +447,8 @@ __global__ void __launch_bounds__(kW * 32)
   const auto merge_elements = [&](const auto& read) {
     for (int idx = split * kThreads + threadIdx.x; idx < group_size * kD;
          idx += n_active * kThreads) {
-      const int g = idx / kD;
+      const int g = idx / kD, d = idx % kD;
+      if (d >= head_dim) continue;
       const int head = kv_head * group_size + g;
       SplitStates states;
 #pragma unroll
@@ -445,7 +456,7 @@ __global__ void __launch_bounds__(kW * 32)
         if (sp >= n_active) break;
         read(sp, g, idx, states);
       }
-      static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + idx % kD] =
+      static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * head_dim + d] =
           merge_states<kClusterSplits>(
               n_active, sink_log2(args, head), [&](int sp) { return states.m[sp]; },
               [&](int sp) { return make_float2(states.l[sp], states.o[sp]); })
@@ -484,6 +495,7 @@ __global__ void __launch_bounds__(kD)
   pdl_wait();
   pdl_launch_dependents();
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
+  if (d >= args.head_dim) return;
   if (args.split_by_q_len && args.cu_seqlens_q[seq + 1] - args.cu_seqlens_q[seq] != 1) return;
   const float* rows = partial + (int64_t{seq} * args.n_heads + head) * n_splits * (kD + 2);
   const int kv_len = args.seq_lens_kv[seq];
@@ -497,7 +509,8 @@ __global__ void __launch_bounds__(kD)
         return make_float2(row[kD + 1], row[d]);
       });
   const int token = args.cu_seqlens_q[seq];
-  static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * kD + d] = merged.output();
+  static_cast<bf16*>(args.out)[(int64_t{token} * args.n_heads + head) * args.head_dim + d] =
+      merged.output();
 }
 
 // Batches that would split each context kClusterFromSplits ways or more (one or two sequences)
@@ -523,9 +536,9 @@ constexpr size_t kLaunchSharedBytes = kSharedBytes<kD, kRing, kW> + (kPush ? kIn
 
 // The decode kernel, opted in to its shared memory on the current device (the attribute
 // belongs to the device: set per launch, not once).
-template <int kD, int kRing, bool kCluster, int kW, bool kPush = false>
+template <int kD, int kRing, bool kCluster, int kW, bool kPush = false, bool kPadded = false>
 auto opted_in_kernel() {
-  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW, kPush>;
+  const auto kernel = attention_decode_kernel<kD, kRing, kCluster, kW, kPush, kPadded>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kLaunchSharedBytes<kD, kRing, kW, kPush>)));
   return kernel;
@@ -533,9 +546,10 @@ auto opted_in_kernel() {
 
 // The decode kernel over n_splits splits with a kRing-deep ring (clustered: the splits of a
 // context form one cluster).
-template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false>
+template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false,
+          bool kPadded = false>
 void launch_decode(const AttentionArgs& args, float* workspace, int n_splits, cudaStream_t stream) {
-  const auto kernel = opted_in_kernel<kD, kRing, kCluster, kW, kPush>();
+  const auto kernel = opted_in_kernel<kD, kRing, kCluster, kW, kPush, kPadded>();
   launch_pdl_clustered(kernel, dim3(n_splits, args.n_kv_heads, args.n_seqs), dim3(kW * 32),
                        kLaunchSharedBytes<kD, kRing, kW, kPush>, stream, kCluster ? n_splits : 1,
                        args, args.scale * kLog2e, workspace);
@@ -575,7 +589,7 @@ void launch_one_split_128(const AttentionArgs& args, float* workspace, int64_t c
   launch_decode<128, kRing, false, 4>(args, workspace, 1, stream);
 }
 
-template <int kD>
+template <int kD, bool kPadded>
 void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cudaStream_t stream) {
   const int group = args.n_heads / args.n_kv_heads;
   if (group > kMaxGroup)
@@ -590,20 +604,25 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
   // (bench/results/experiments-2026-11-27-s26.md).
   const bool few_under_a_wave =
       n_splits >= 2 && n_splits <= kClusterSplits && n_splits * ctas < int64_t{kCtasPerSm} * n_sms;
-  const bool cluster = (n_splits >= kClusterFromSplits || few_under_a_wave) && clusters_enabled();
-  if (cluster) {
-    n_splits = std::min(n_splits, kClusterSplits);  // many splits become one cluster's worth
-    if (group * kD <= kPushElements)
-      launch_decode<kD, kStages<kD>, true, kWarps, true>(args, workspace, n_splits, stream);
-    else
-      launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
-  } else if (n_splits == 1) {
-    if constexpr (kD == 128) return launch_one_split_128(args, workspace, ctas, stream);
-    launch_decode<kD, kOneSplitStages<kD>, false>(args, workspace, n_splits, stream);
-  } else {
-    launch_decode<kD, kStages<kD>, false>(args, workspace, n_splits, stream);
+  const bool cluster =
+      !kPadded && (n_splits >= kClusterFromSplits || few_under_a_wave) && clusters_enabled();
+  if constexpr (!kPadded) {
+    if (cluster) {
+      n_splits = std::min(n_splits, kClusterSplits);  // many splits become one cluster's worth
+      if (group * kD <= kPushElements)
+        return launch_decode<kD, kStages<kD>, true, kWarps, true>(args, workspace, n_splits,
+                                                                  stream);
+      return launch_decode<kD, kStages<kD>, true>(args, workspace, n_splits, stream);
+    }
+    if (n_splits == 1 && kD == 128) return launch_one_split_128(args, workspace, ctas, stream);
   }
-  if (!cluster && n_splits > 1)  // a cluster merges its splits itself
+  if (n_splits == 1)
+    launch_decode<kD, kOneSplitStages<kD>, false, kWarps, false, kPadded>(args, workspace, 1,
+                                                                          stream);
+  else
+    launch_decode<kD, kStages<kD>, false, kWarps, false, kPadded>(args, workspace, n_splits,
+                                                                  stream);
+  if (n_splits > 1)  // a cluster has merged its splits itself (returned above)
     launch_pdl(combine_splits_kernel<kD>, dim3(args.n_heads, args.n_seqs), dim3(kD), 0, stream,
                args, workspace, n_splits);
 }
@@ -613,7 +632,7 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
 size_t decode_workspace_floats(const AttentionArgs& args, int n_sms) {
   const int n_splits = plan_n_splits(args, n_sms);
   if (n_splits == 1) return 0;
-  return size_t(args.n_seqs) * args.n_heads * n_splits * (args.head_dim + 2);
+  return size_t(args.n_seqs) * args.n_heads * n_splits * (attention_tile_dim(args.head_dim) + 2);
 }
 
 // Splits happen only when n_seqs * n_kv_heads < kCtasPerSm n_sms, and then n_seqs * n_splits <
@@ -626,15 +645,18 @@ size_t decode_workspace_max_floats(int n_sms) {
 void launch_attention_decode(const AttentionArgs& args, float* workspace, int n_sms,
                              cudaStream_t stream) {
   if (args.n_seqs == 0) return;
-  switch (args.head_dim) {
+  const int tile_dim = attention_tile_dim(args.head_dim);
+  const bool padded = tile_dim != args.head_dim;
+  switch (tile_dim) {
     case 64:
-      return launch_head_dim<64>(args, workspace, n_sms, stream);
+      return padded ? launch_head_dim<64, true>(args, workspace, n_sms, stream)
+                    : launch_head_dim<64, false>(args, workspace, n_sms, stream);
     case 128:
-      return launch_head_dim<128>(args, workspace, n_sms, stream);
-    case 256:
-      return launch_head_dim<256>(args, workspace, n_sms, stream);
+      return padded ? launch_head_dim<128, true>(args, workspace, n_sms, stream)
+                    : launch_head_dim<128, false>(args, workspace, n_sms, stream);
     default:
-      fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
+      return padded ? launch_head_dim<256, true>(args, workspace, n_sms, stream)
+                    : launch_head_dim<256, false>(args, workspace, n_sms, stream);
   }
 }
 

@@ -9,6 +9,9 @@
 // accumulator layout of S is the A-operand layout of P V). Softmax is online in fp32 with
 // exp2. Query row i of sequence s sits at position kv_len - q_len + i and sees keys
 // [max(0, pos - window + 1), pos], plus the head's sink logit in the denominator when given.
+// kD is the tile width (64, 128 or 256); with kPadded a head_dim below it is zero-filled to it on
+// load and stored at its own width (attention_tile_dim). Exact widths keep their own instance, so
+// their code has no such checks.
 #include <cfloat>
 
 #include "backends/cuda/cuda_check.h"
@@ -35,15 +38,18 @@ constexpr size_t smem_bytes() {
 // Loads a [kRows, kD] tile. Thread t always copies 16-byte chunk t % kChunks, of rows
 // t / kChunks + j * (kThreads / kChunks), so each row's source (a block-table lookup for
 // K/V) is computed once per thread and row. src_of(row) gives the row's start or null for a
-// zero-filled row (cp.async still gets a valid address, `any`, of which it reads nothing).
+// zero-filled row (cp.async still gets a valid address, `any`, of which it reads nothing);
+// chunks at or past head_dim are zero-filled too.
 template <int kD, int kRows, typename SrcOf>
-__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, SrcOf src_of) {
+__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, int head_dim,
+                                          SrcOf src_of) {
   constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
   static_assert(kThreads % kChunks == 0 && kRows % kRowStep == 0);
   const int chunk = threadIdx.x % kChunks;
+  const bool in_head = chunk * 8 < head_dim;
 #pragma unroll
   for (int row = threadIdx.x / kChunks; row < kRows; row += kRowStep) {
-    const bf16* src = src_of(row);
+    const bf16* src = in_head ? src_of(row) : nullptr;
     cp_async16(tile + tile_offset<kChunks>(row, chunk), src == nullptr ? any : src + chunk * 8,
                src == nullptr ? 0 : 16);
   }
@@ -55,17 +61,18 @@ template <int kD>
 __device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile, const bf16* k_cache,
                                               const bf16* v_cache, const int32_t* block_table,
                                               int block_size, int n_kv_heads, int kv_head,
-                                              int n_start, int kv_len) {
+                                              int head_dim, int n_start, int kv_len) {
   constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
   const int chunk = threadIdx.x % kChunks;
+  const bool in_head = chunk * 8 < head_dim;
 #pragma unroll
   for (int row = threadIdx.x / kChunks; row < kBlockN; row += kRowStep) {
     const int key = n_start + row;
-    const bool valid = key < kv_len;
+    const bool valid = in_head && key < kv_len;
     int64_t offset = 0;
     if (valid) {
       const int64_t slot = int64_t{block_table[key / block_size]} * block_size + key % block_size;
-      offset = (slot * n_kv_heads + kv_head) * kD + chunk * 8;
+      offset = (slot * n_kv_heads + kv_head) * head_dim + chunk * 8;
     }
     const uint32_t dst = tile_offset<kChunks>(row, chunk);
     cp_async16(k_tile + dst, k_cache + offset, valid ? 16 : 0);
@@ -73,7 +80,7 @@ __device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile, 
   }
 }
 
-template <int kD, int kMTiles>
+template <int kD, int kMTiles, bool kPadded>
 __global__ void __launch_bounds__(kThreads)
     attention_prefill_kernel(AttentionArgs args, float scale_log2) {
   constexpr int kChunks = kD / 8, kBlockM = block_m<kMTiles>();
@@ -91,6 +98,7 @@ __global__ void __launch_bounds__(kThreads)
   if (m_start >= q_len || (args.split_by_q_len && q_len == 1)) return;
   const int kv_len = args.seq_lens_kv[seq];
   const int kv_head = head / (args.n_heads / args.n_kv_heads);
+  const int head_dim = kPadded ? args.head_dim : kD;
   const int context = kv_len - q_len;  // keys before this step's first query
   const int pos_first = context + m_start;
   const int pos_last = context + min(m_start + kBlockM, q_len) - 1;
@@ -102,14 +110,14 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* k_cache = static_cast<const bf16*>(args.k_cache);
   const bf16* v_cache = static_cast<const bf16*>(args.v_cache);
 
-  load_tile<kD, kBlockM>(q_tile, q, [&](int row) -> const bf16* {
+  load_tile<kD, kBlockM>(q_tile, q, head_dim, [&](int row) -> const bf16* {
     const int i = m_start + row;
-    return i < q_len ? q + (int64_t{q_begin + i} * args.n_heads + head) * kD : nullptr;
+    return i < q_len ? q + (int64_t{q_begin + i} * args.n_heads + head) * head_dim : nullptr;
   });
   auto load_kv = [&](int stage, int n_start) {
     load_kv_tiles<kD>(k_tiles + stage * kStageBytes, v_tiles + stage * kStageBytes, k_cache,
-                      v_cache, block_table, args.block_size, args.n_kv_heads, kv_head, n_start,
-                      kv_len);
+                      v_cache, block_table, args.block_size, args.n_kv_heads, kv_head, head_dim,
+                      n_start, kv_len);
   };
   load_kv(0, key_begin);
   cp_async_commit();
@@ -253,26 +261,28 @@ __global__ void __launch_bounds__(kThreads)
       const int i = row0 + mt * 16 + r * 8;  // query index in the sequence
       if (i >= q_len) continue;
       const float inv = sum > 0 ? 1.0f / sum : 0.0f;
-      bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * kD + quad * 2;
+      bf16* dst = out + (int64_t{q_begin + i} * args.n_heads + head) * head_dim + quad * 2;
 #pragma unroll
       for (int dt = 0; dt < kD / 8; ++dt)
-        *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
-            __floats2bfloat162_rn(o[mt][dt][2 * r] * inv, o[mt][dt][2 * r + 1] * inv);
+        if (dt * 8 < head_dim)
+          *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
+              __floats2bfloat162_rn(o[mt][dt][2 * r] * inv, o[mt][dt][2 * r + 1] * inv);
     }
 }
 
-template <int kD, int kMTiles>
+template <int kD, int kMTiles, bool kPadded>
 void launch_with(const AttentionArgs& args, cudaStream_t stream) {
   constexpr size_t kSmem = smem_bytes<kD, kMTiles>();
   static bool configured = false;  // the attribute is per function, set once
   if (!configured) {
-    CUDA_CHECK(cudaFuncSetAttribute(attention_prefill_kernel<kD, kMTiles>,
+    CUDA_CHECK(cudaFuncSetAttribute(attention_prefill_kernel<kD, kMTiles, kPadded>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     configured = true;
   }
   const dim3 grid(ceil_div(args.max_q_len, block_m<kMTiles>()), args.n_heads, args.n_seqs);
   const float scale_log2 = args.scale * kLog2e;
-  attention_prefill_kernel<kD, kMTiles><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
+  attention_prefill_kernel<kD, kMTiles, kPadded>
+      <<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -280,15 +290,18 @@ void launch_with(const AttentionArgs& args, cudaStream_t stream) {
 
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream) {
   if (args.n_tokens == 0) return;
-  switch (args.head_dim) {
+  const int tile_dim = attention_tile_dim(args.head_dim);
+  const bool padded = tile_dim != args.head_dim;
+  switch (tile_dim) {
     case 64:
-      return launch_with<64, 2>(args, stream);
+      return padded ? launch_with<64, 2, true>(args, stream)
+                    : launch_with<64, 2, false>(args, stream);
     case 128:
-      return launch_with<128, 2>(args, stream);
-    case 256:
-      return launch_with<256, 1>(args, stream);
+      return padded ? launch_with<128, 2, true>(args, stream)
+                    : launch_with<128, 2, false>(args, stream);
     default:
-      fail_dispatch("attention head_dim", args.head_dim, {64, 128, 256});
+      return padded ? launch_with<256, 1, true>(args, stream)
+                    : launch_with<256, 1, false>(args, stream);
   }
 }
 

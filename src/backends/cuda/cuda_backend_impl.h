@@ -118,6 +118,7 @@ class CudaBackend final : public Backend {
                       const Tensor& positions, const Tensor& cos_sin, const QkvParams& params,
                       const Tensor& k_cache, const Tensor& v_cache, const Tensor& slot_mapping,
                       const Tensor& q_out) override;
+  void check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const override;
   void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                  const BatchMeta& meta, const AttentionParams& params, const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;

@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         norm_rope_head<4>(
             x, h.norm != nullptr, norm_weight, a.eps,
             head_rotation<4>(a.cos_sin, a.positions[token], a.rotary_dim, a.neox, lane),
-            a.rotary_dim, staged, lane, result);
+            a.rotary_dim, a.head_dim, staged, lane, result);
       store4_bf16(dst + 4 * lane, result);
     }
   } else if constexpr (kKind == Kind::kSiluMul) {

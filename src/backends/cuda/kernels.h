@@ -100,6 +100,13 @@ void launch_begin_step(const StepIo& io, void* inputs, int64_t n_bytes, int64_t 
 // Backend::end_step: sampled[0..n) into the tokens of turn counter[0] - 1.
 void launch_end_step(const StepIo& io, const int32_t* sampled, int64_t n, cudaStream_t stream);
 
+// The attention kernels (qkv_rope_store, prefill, decode) run head_dim 32..256 in steps of 16,
+// each in the instance of the tile width above it (64, 128 or 256): the dims past head_dim are
+// zero-filled on load and never written. Throws for any other head_dim.
+int attention_tile_dim(int64_t head_dim);
+// The most query heads a KV head may serve (the decode kernel's m16 tile holds one group).
+constexpr int kMaxAttentionGroup = 8;
+
 struct AttentionArgs {
   const void* q;        // [n_tokens, n_heads, head_dim]
   const void* k_cache;  // [n_blocks, block_size, n_kv_heads, head_dim]

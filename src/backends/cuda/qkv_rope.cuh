@@ -52,18 +52,18 @@ __device__ __forceinline__ HeadRotation<kPerLane> head_rotation(const float* cos
 
 // A q or k head: x (one lane's values) normalised over the head with norm_weight when `norm`,
 // then rotated, into result. staged: the warp's kPerLane * 32 floats of shared memory.
+// head_dim <= kPerLane * 32: the lanes past it hold zeros.
 template <int kPerLane>
 __device__ __forceinline__ void norm_rope_head(float (&x)[kPerLane], bool norm,
                                                const float (&norm_weight)[kPerLane], float eps,
                                                const HeadRotation<kPerLane>& rotation,
-                                               int64_t rotary_dim, float* staged, int lane,
-                                               float (&result)[kPerLane]) {
-  constexpr int kHeadDim = kPerLane * 32;
+                                               int64_t rotary_dim, int64_t head_dim, float* staged,
+                                               int lane, float (&result)[kPerLane]) {
   if (norm) {
     float sum_squares = 0;
 #pragma unroll
     for (int e = 0; e < kPerLane; ++e) sum_squares += x[e] * x[e];
-    const float inv_rms = rsqrtf(warp_sum(sum_squares) / kHeadDim + eps);
+    const float inv_rms = rsqrtf(warp_sum(sum_squares) / static_cast<float>(head_dim) + eps);
 #pragma unroll
     for (int e = 0; e < kPerLane; ++e) x[e] = x[e] * inv_rms * norm_weight[e];
   }

@@ -1,7 +1,9 @@
 // Fused qkv split + per-head q/k RMSNorm + RoPE + paged KV write.
 // One warp per (token, head) of the n_heads + 2 n_kv_heads heads in a qkv row: q heads go to
 // q_out, k heads to k_cache[slot], v heads to v_cache[slot]. Each lane loads and stores its
-// head_dim / 32 consecutive elements as one vector (all pointers 16-byte aligned); the
+// kHeadDim / 32 consecutive elements as one vector (all pointers 16-byte aligned), where
+// kHeadDim is head_dim rounded up to 64, 128 or 256 (kPadded where that rounds) and the lanes
+// past head_dim idle; the
 // normalised head is staged in shared memory so RoPE can read the partner of each element
 // (d + rotary_dim/2 for neox, d ^ 1 for interleaved).
 #include "backends/cuda/cuda_check.h"
@@ -50,7 +52,7 @@ __device__ __forceinline__ void store_f32(bf16* p, const float (&in)[kN]) {
   *reinterpret_cast<typename Packed<kN>::Raw*>(p) = raw;
 }
 
-template <int kHeadDim>
+template <int kHeadDim, bool kPadded>
 __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStoreArgs args) {
   constexpr int kPerLane = kHeadDim / 32;
   __shared__ float staged[kWarps][kHeadDim];
@@ -58,6 +60,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   const int64_t heads_per_token = args.n_heads + 2 * args.n_kv_heads;
   const int64_t item = blockIdx.x * int64_t{kWarps} + warp;
   const bool in_range = item < args.n_tokens * heads_per_token;
+  const int64_t head_dim = kPadded ? args.head_dim : kHeadDim;  // a multiple of kPerLane
+  const bool in_head = lane * kPerLane < head_dim;
   const int64_t t = item / heads_per_token, head = item % heads_per_token;
   const QkvHead h = qkv_head(args, head);
   // Read before waiting on the kernel that wrote qkv: the norm weights (constants), positions
@@ -68,8 +72,9 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   // 526.0 / 525.4 -> 530.6 / 530.5 tok/s, Qwen3-30B-A3B 336.5 / 337.0 -> 336.4 / 337.2,
   // Qwen3-8B 128 sequences 15,790 / 15,743 -> 15,769 / 15,800
   // (bench/results/experiments-2026-11-27-s25.md, call 3).
-  float norm_weight[kPerLane];
-  if (in_range && h.norm != nullptr) load_f32<kPerLane>(h.norm + lane * kPerLane, norm_weight);
+  float norm_weight[kPerLane] = {};
+  if (in_range && in_head && h.norm != nullptr)
+    load_f32<kPerLane>(h.norm + lane * kPerLane, norm_weight);
   const int32_t slot = in_range ? args.slot_mapping[t] : -1;
   HeadRotation<kPerLane> rotation{};
   const bool rotated = in_range && (h.is_q || h.is_k);
@@ -79,28 +84,29 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   if (!in_range) return;
   if (!h.is_q && slot < 0) return;  // padding token: no cache write
 
-  const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * kHeadDim;
-  float x[kPerLane];
-  load_f32<kPerLane>(src + lane * kPerLane, x);
+  const bf16* src = static_cast<const bf16*>(args.qkv) + (t * heads_per_token + head) * head_dim;
+  float x[kPerLane] = {};
+  if (in_head) load_f32<kPerLane>(src + lane * kPerLane, x);
   if (rotated)
     rotation = head_rotation<kPerLane>(args.cos_sin, position, args.rotary_dim, args.neox, lane);
 
   bf16* dst = qkv_head_dst(args, h, head, t, slot);
   if (!h.is_q && !h.is_k) {  // v: a plain copy
-    store_f32<kPerLane>(dst + lane * kPerLane, x);
+    if (in_head) store_f32<kPerLane>(dst + lane * kPerLane, x);
     return;
   }
   float result[kPerLane];
   norm_rope_head<kPerLane>(x, h.norm != nullptr, norm_weight, args.eps, rotation, args.rotary_dim,
-                           staged[warp], lane, result);
-  store_f32<kPerLane>(dst + lane * kPerLane, result);
+                           head_dim, staged[warp], lane, result);
+  if (in_head) store_f32<kPerLane>(dst + lane * kPerLane, result);
 }
 
 template <int kHeadDim>
 void launch_with(const QkvRopeStoreArgs& args, cudaStream_t stream) {
   const int64_t items = args.n_tokens * (args.n_heads + 2 * args.n_kv_heads);
-  launch_pdl(qkv_rope_store_kernel<kHeadDim>, dim3(ceil_div(items, kWarps)), dim3(kWarps * 32), 0,
-             stream, args);
+  const auto kernel = args.head_dim == kHeadDim ? qkv_rope_store_kernel<kHeadDim, false>
+                                                : qkv_rope_store_kernel<kHeadDim, true>;
+  launch_pdl(kernel, dim3(ceil_div(items, kWarps)), dim3(kWarps * 32), 0, stream, args);
 }
 
 }  // namespace
@@ -112,15 +118,13 @@ void launch_qkv_rope_store(const QkvRopeStoreArgs& args, cudaStream_t stream) {
         static_cast<const void*>(args.v_cache), static_cast<const void*>(args.q_out)})
     if (const int misalignment = static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16))
       fail_dispatch("qkv_rope_store tensor address mod 16", misalignment, {0});
-  switch (args.head_dim) {
+  switch (attention_tile_dim(args.head_dim)) {
     case 64:
       return launch_with<64>(args, stream);
     case 128:
       return launch_with<128>(args, stream);
-    case 256:
-      return launch_with<256>(args, stream);
     default:
-      fail_dispatch("qkv_rope_store head_dim", static_cast<int>(args.head_dim), {64, 128, 256});
+      return launch_with<256>(args, stream);
   }
 }
 
