@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarise the batch-1 GEMV stamps of bench/results/s31-gemv-stamps.patch.
+"""Summarise the batch-1 GEMV stamps of `git show 83ed126:bench/results/s31-gemv-stamps.patch`.
 
   HADRON_EXP_GEMV_STAMPS=stamps.bin hadron bench latency ... --batch 1
   bench/gemv_stamps.py stamps.bin [--skip-steps N]

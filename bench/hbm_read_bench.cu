@@ -1,13 +1,7 @@
 // Read-only HBM bandwidth: what a weight-streaming kernel can reach on this card, by access
 // pattern. Every variant reads the same 2 GiB buffer (far above L2) once per launch and folds
 // it into a value that is never true, so no load is dead; prints TB/s per variant (median of
-// median_timing.h's repeats). An H100 80GB HBM3 (2026-11-27, this program's first form: the
-// same kernels over 4 GiB, median of 9 launches; bench/results/hbm-read-h100-2026-11-27.txt):
-// plain 16-byte loads 2.68-3.11 TB/s by threads per SM, bulk copies into shared memory
-// 3.10-3.12, cudaMemcpy 3.00 (read + write). The warp-rows pattern (the GEMV's) by load
-// instruction (s24, bench/results/experiments-2026-11-27-s24.md section 3): ld.cs 3.02 TB/s,
-// with the .L2::256B prefetch size 3.07 (ld.cs or ld.nc), .L2::128B 3.04; the GEMVs with
-// .L2::256B ran no faster end to end.
+// median_timing.h's repeats). What it measured on an H100: docs/performance-notes.md.
 //
 //   hbm_read_bench
 #include <cuda_runtime.h>

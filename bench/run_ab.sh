@@ -3,8 +3,7 @@
 # every variant, the variants interleaved round by round (so drift and a fresh binary's first
 # slow run fall on all of them), then a table of decode tok/s per shape and variant with the
 # median over rounds and every run. Each run is its own process, and a process can land in a
-# slow mode (Qwen3-8B batch 1: 186.4 or ~179.5 tok/s, bench/results/experiments-2026-11-27-s19.md
-# section 5), hence 4 rounds by default. One JSON line per run (with the card's UUID) goes to
+# slow mode (docs/performance-notes.md, "Measuring"), hence 4 rounds by default. One JSON line per run (with the card's UUID) goes to
 # $OUT/ab.jsonl (else ./ab.jsonl).
 #
 #   bench/run_ab.sh [--rounds N] [--bin HADRON] [--args "ARGS"] [--timeout S] -v NAME=ENV[,ENV...] [-v ...] SHAPE...
@@ -49,9 +48,8 @@ fi
 out=${OUT:-.}
 jsonl=$out/ab.jsonl
 : >"$jsonl"
-# The card each run is on: the same binary differs by up to 1.6% from one H100 to another
-# (bench/results/experiments-2026-11-28-s31.md), so results from different calls compare only
-# by card.
+# The card each run is on: the same binary differs by up to 1.6% from one H100 to another, so
+# results from different calls compare only by card.
 card=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
 
 for round in $(seq 1 "$rounds"); do

@@ -1,6 +1,6 @@
 // What a decode step's structure costs on this card: the numbers for choosing between a kernel
 // per stage (today's decode graphs) and one persistent kernel whose stages meet at grid
-// barriers (bench/results/experiments-2026-11-27-s14.md, "next"). Three measurements:
+// barriers (docs/performance-notes.md, "CUDA graphs, PDL"). Three measurements:
 //  1. a stage boundary: kStages dependent stages, each a grid of one 256-thread block per SM
 //     that reads what the stage before wrote, as a CUDA graph of kernels (with programmatic
 //     dependent launch, and without) against one kernel passing a grid barrier between

@@ -237,7 +237,7 @@ def greedy(model, prompt, n):
 # the next seed (as the greedy tests skip tokens whose logits nearly tie). The noise test alone
 # let through a qwen3-moe-hd64 seed whose 3rd and 4th scores at one token were 1.1e-4 apart
 # (the next-closest 2.5e-3): its row failed on the GPU at 4.7% while every other row was
-# within 1.2% (bench/results/moe-decode-2026-11-26.md).
+# within 1.2% (H100, 2026-11-26).
 ROUTING_NOISE = 3e-3        # relative noise on MoE block inputs (bf16 keeps 2^-8 = 3.9e-3)
 ROUTING_DRAWS = 3           # perturbed runs per sequence
 ROUTING_STABLE = 3e-2       # largest row error a perturbed run may show (the GPU tests' bound)

@@ -207,8 +207,7 @@ void ModelRunner::run_sampled(const StepInputs& inputs) {
 std::vector<int64_t> ModelRunner::graph_batch_sizes(int64_t max_batch) {
   std::vector<int64_t> sizes;
   // Every size up to 16: a padding row costs a dense model little, but the MoE layers route
-  // and compute it like a real token (H100, batch 3 / 5 / 12 padded to 4 / 8 / 16 against
-  // unpadded: Qwen3-30B-A3B 422 / 442 / 764 -> 511 / 489 / 803 tok/s).
+  // and compute it like a real token (docs/performance-notes.md, "CUDA graphs").
   for (int64_t b = 1; b <= std::min<int64_t>(max_batch, 16); ++b) sizes.push_back(b);
   // Then as vLLM: multiples of 8 up to 256, of 16 up to 512.
   for (int64_t b = 24; b <= std::min<int64_t>(max_batch, 512); b += b < 256 ? 8 : 16)

@@ -96,9 +96,6 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   }
   backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);
   // Increasing rows, as many as tokens (every decode step): all rows in order, no gather.
-  // Measured with end_step's system fence dropped (step_io.cu), H100 batch 1: Qwen3-8B 189.0 ->
-  // 189.1 tok/s, gpt-oss-20b 539.4 -> 540.1, Qwen3-30B-A3B 337.8 -> 338.4
-  // (bench/results/experiments-2026-11-28-s30.md, section 4).
   if (meta.logits_rows.size(0) == n_tokens) return normed;
   const Tensor rows = arena.alloc(act, {meta.logits_rows.size(0), hidden});
   backend_.gather_rows(normed, meta.logits_rows, rows);

@@ -48,9 +48,7 @@ constexpr int kStages = kD == 64    ? 4
 // Launches with one split per context (many sequences: a CTA per (KV head, sequence), of few
 // tiles each) take a shallower ring at head_dim 128, 64 KB, so three CTAs fit an SM and one's
 // prologue or merge leaves two streaming; split launches keep kStages (the same depth
-// everywhere cost batch 1 0.2-0.8%). H100, Qwen3-8B, same binary: 128 sequences 15,611 ->
-// 15,699 tok/s, 64 sequences 8,943 -> 8,974, batch 1 unchanged; Qwen3-30B-A3B at 128
-// sequences 4,987 -> 4,974 (bench/results/experiments-2026-11-27-s14.md).
+// everywhere cost batch 1 0.2-0.8%; docs/performance-notes.md, "Decode attention").
 template <int kD>
 constexpr int kOneSplitStages = kD == 128 ? 2 : kStages<kD>;
 // One-split launches at head_dim 128 choose their CTAs' width, 4, 3 or 2 warps
@@ -65,9 +63,8 @@ constexpr size_t kSharedBytes = size_t{kW} * kRing * 2 * kTileBytes<kD>;
 // ([split][kMaxGroup * kD], only its share written), then every split's maxima and row sums
 // ([split][kMaxGroup] each). Sized for kMaxGroup heads though at most kPushElements elements
 // are written: at head_dim 128 the ring and this 33 KB inbox fit one CTA an SM, as measured;
-// with an inbox of just kPushElements (17 KB, two CTAs an SM) Qwen3-8B batch 1 ran 159.9 tok/s
-// against 188.4 (H100, two machines, s25 calls 2 and 3; not profiled: s16 measured the largest
-// shared-memory carveout, which two such CTAs need, 6% slower for the GEMVs around them).
+// with an inbox of just kPushElements (17 KB, two CTAs an SM) batch 1 ran 15% slower (not
+// profiled: likely the largest shared-memory carveout, which two such CTAs need).
 constexpr int kPushElements = 512;
 template <int kD>
 constexpr size_t kInboxBytes = (size_t{kD} + 2) * kMaxGroup* kClusterSplits * sizeof(float);
@@ -78,8 +75,7 @@ constexpr size_t kInboxBytes = (size_t{kD} + 2) * kMaxGroup* kClusterSplits * si
 constexpr int kCtasPerSm = 8 / kWarps;
 // A sliding window bounds every context to sliding_window keys, so no more splits than that
 // fills at kMinKeysPerSplit each: the rest would be empty CTAs (gpt-oss-20b's 128-key layers
-// at batch 1 had 2 active splits in a cluster of 8). H100, gpt-oss-20b batch 1: 458.6 -> 462.0
-// tok/s with 128-token prompts, 441.1 -> 444.7 with 4,096; batch 8: 1,075.8 -> 1,071.4.
+// at batch 1 had 2 active splits in a cluster of 8).
 int plan_n_splits(const AttentionArgs& args, int n_sms) {
   const int ctas = std::max(1, args.n_seqs * args.n_kv_heads);
   int n_splits = std::max(1, static_cast<int>(ceil_div(kCtasPerSm * n_sms, ctas)));
@@ -230,11 +226,8 @@ __device__ __forceinline__ MergedState merge_states(int n, float sink, const Max
 // cluster barrier each reads its elements' states from every CTA, and a second barrier keeps
 // that memory alive until read. Push (kPush, at most kPushElements elements): every CTA writes
 // each element's state straight into the inbox of the CTA that merges it; after one barrier each
-// merges from its own memory and leaves. H100, same binary, pull -> push, batch 1: Qwen3-8B
-// 187.3 / 187.2 -> 188.6 / 188.6 tok/s, gpt-oss-20b 525.4 -> 530.5; 4,096-token prompts 174.9
-// -> 176.0 and 502.6 -> 503.6. Qwen3-30B-A3B (8 heads of 128: 1,024 elements, so it pulls)
-// measured 335.9 -> 336.2 with 128-token prompts but 294.9 / 294.5 -> 291.8 / 291.5 with 4,096
-// (bench/results/experiments-2026-11-27-s25.md, calls 2 and 4).
+// merges from its own memory and leaves. Push wins at up to kPushElements elements and loses on
+// long prompts above (Qwen3-30B-A3B's 1,024 elements pull; docs/performance-notes.md).
 template <int kD, int kRing, bool kCluster, int kW = kWarps, bool kPush = false,
           bool kPadded = false>
 __global__ void __launch_bounds__(kW * 32)
@@ -476,10 +469,8 @@ __global__ void __launch_bounds__(kW * 32)
   }
   // Pull: each thread first reads every active CTA's (m, l, o) for its element, all requests
   // in flight at once (a distributed-shared-memory read is a round trip of its own: one after
-  // another they took ~1.7 us of a batch-1 layer, clock64 stamps). H100, same binary, batch 1:
-  // Qwen3-8B 185.9 -> 186.5 tok/s, Qwen3-30B-A3B 330.0 -> 333.8, gpt-oss-20b 519.0 -> 520.5
-  // (bench/results/experiments-2026-11-27-s23.md). The second barrier keeps every CTA's
-  // memory alive until it is read.
+  // another they took ~1.7 us of a batch-1 layer, clock64 stamps). The second barrier keeps
+  // every CTA's memory alive until it is read.
   merge_elements([&](int sp, int g, int idx, SplitStates& states) {
     states.m[sp] = cluster.map_shared_rank(cta_m, sp)[g];
     states.l[sp] = cluster.map_shared_rank(cta_l, sp)[g];
@@ -515,14 +506,10 @@ __global__ void __launch_bounds__(kD)
 
 // Batches that would split each context kClusterFromSplits ways or more (one or two sequences)
 // split it kClusterSplits ways instead, in one cluster, and merge there: the combine kernel's
-// serial pass over 17 to 66 splits per head was what cost. H100, batch 1, 128-token prompts:
-// Qwen3-30B-A3B 305.8 -> 311.2 tok/s, Qwen3-8B 183.1 -> 184.5, gpt-oss-20b 463.3 -> 457.7 (the
-// one loss, since taken back by plan_n_splits' window cap); 4,096-token prompts: Qwen3-30B-A3B
-// 252 -> 276, gpt-oss-20b 436 -> 440. Fewer splits stay with the combine kernel, cheaper than a
-// gang-scheduled cluster there (Qwen3-8B, batch 4, 9 splits: 635.6 against 621.9 clustered;
-// batch 8: 1,251 against 1,233), except a few splits in less than a wave (launch_head_dim).
-// Clusters of 16 (a non-portable size) measured no better at batch 1 except on long
-// Qwen3-30B-A3B contexts. HADRON_ATTN_CLUSTER=0 in the environment turns clusters off (to
+// serial pass over 17 to 66 splits per head was what cost. Fewer splits stay with the combine
+// kernel, cheaper than a gang-scheduled cluster there (measured at batch 4 and 8), except a few
+// splits in less than a wave (launch_head_dim). Clusters of 16 (a non-portable size) measured
+// no better at batch 1. HADRON_ATTN_CLUSTER=0 in the environment turns clusters off (to
 // measure what they bring, or to rule them out).
 constexpr int kClusterFromSplits = 17;
 bool clusters_enabled() {
@@ -570,12 +557,8 @@ int64_t one_split_wave() {
 // launch's as waves of resident CTAs x that: the width with the least waves / width, the fewer
 // waves on a tie. On an H100 the three hold 3, 4 and 6 CTAs an SM (12 warps each way: registers
 // and the 2-deep rings), so Qwen3-8B's 1,024 CTAs at 128 sequences take 2 waves of 3-warp CTAs
-// instead of 2.6 of 4-warp ones, 512 one wave of 3-warp CTAs, and 768 one wave of 2-warp CTAs.
-// 2 warps against 4 (s18): Qwen3-8B 64 sequences 8,989 -> 9,117 tok/s. H100, same binary, 3
-// warps against the rule before (4 warps, or 2 where only they make one wave): Qwen3-8B 128
-// sequences 15,874 -> 15,929 (attention 41.5 -> 40.9 us a layer), 64 sequences 9,248 -> 9,325;
-// Qwen3-30B-A3B 128 sequences (512 CTAs) 5,046 -> 5,048; Qwen3-8B 96 sequences (768 CTAs)
-// 12,517 with 2 warps against 12,457 with 3 (bench/results/experiments-2026-11-28-s32.md).
+// instead of 2.6 of 4-warp ones, 512 one wave of 3-warp CTAs, and 768 one wave of 2-warp CTAs
+// (each measured against the others: docs/performance-notes.md, "Decode attention").
 void launch_one_split_128(const AttentionArgs& args, float* workspace, int64_t ctas,
                           cudaStream_t stream) {
   constexpr int kRing = kOneSplitStages<128>;
@@ -598,10 +581,8 @@ void launch_head_dim(const AttentionArgs& args, float* workspace, int n_sms, cud
   const int64_t ctas = int64_t{args.n_seqs} * args.n_kv_heads;
   // A few splits (2..kClusterSplits) also merge in a cluster, of their own count, where the
   // launch is less than the wave plan_n_splits aims at: only a sliding window's cap plans that
-  // (gpt-oss-20b's 128 keys: 2 splits, up to 16 sequences). H100, same binary: gpt-oss-20b batch
-  // 1 529.9 / 530.0 -> 536.4 tok/s, 16 sequences 2,912 -> 2,923, 4,096-token prompts 506.4 ->
-  // 511.5; clusters of 2-3 in 384-512 CTAs (Qwen3-8B at 16 / 32 sequences) cost 3%
-  // (bench/results/experiments-2026-11-27-s26.md).
+  // (gpt-oss-20b's 128 keys: 2 splits, up to 16 sequences); clusters of 2-3 in more than a
+  // wave (Qwen3-8B at 16 / 32 sequences) cost 3%.
   const bool few_under_a_wave =
       n_splits >= 2 && n_splits <= kClusterSplits && n_splits * ctas < int64_t{kCtasPerSm} * n_sms;
   const bool cluster =

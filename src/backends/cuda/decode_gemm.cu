@@ -17,7 +17,7 @@
 // Why not more rows: every CTA reads its k slice of x from L2 as well, as many bytes as its
 // weights at 128 rows, where cuBLASLt is faster; a deeper ring (the whole 227 KB) streams no
 // faster, and pairs of tiles sharing x by multicast ran 2-2.5x slower
-// (bench/results/experiments-2026-11-27-s21.md, -s22.md).
+// (docs/performance-notes.md, "Decode GEMM").
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>

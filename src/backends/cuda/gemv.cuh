@@ -17,9 +17,7 @@
 // kernel replaces two for decode-sized batches; every block computes them itself after the
 // wait, while its first weight loads are in flight. What a block computes there delays its
 // weight stream, so work that is the same in every block is better done once: a gated MLP's
-// gate_up GEMV writes the activations itself (GemvOutput::kSiluPairs, gemv_norm_silu.cu; that
-// took Qwen3-8B's down projection from 38.7 to ~34.5 us a layer inside the decode graph, its
-// floor being 33.5).
+// gate_up GEMV writes the activations itself (GemvOutput::kSiluPairs, gemv_norm_silu.cu).
 // Shared by gemv.cu, gemv_norm.cu, gemv_silu.cu and gemv_norm_silu.cu, which instantiate it
 // in four translation units.
 #pragma once
@@ -227,12 +225,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   pdl_wait();
   // One row: the second step's weights asked of L2 now, so the memory streams while the prologue
-  // stages x (~1.3 us at Qwen3-8B's boundaries, clock64 stamps) instead of idling until the loop
-  // issues them; one prefetch a 128-byte line (8 lanes' vectors). H100, same binary: Qwen3-8B
-  // batch 1 189.1 -> 191.5 tok/s, gpt-oss-20b 540.0 -> 543.1, Qwen3-30B-A3B 338.3 -> 339.7;
-  // steps 1 and 2 both: 188.7 and 536.5, below (bench/results/experiments-2026-11-28-s32.md).
-  // The earlier L2 prefetches lost: before the wait (competing with the kernel before) and a
-  // step ahead all along the loop (INDEX.md, "Batch-1 GEMVs"). Two or more rows: not measured.
+  // stages x instead of idling until the loop issues them; one prefetch a 128-byte line (8
+  // lanes' vectors). Two steps ahead, before the wait, or a step ahead all along the loop
+  // measured slower; two or more rows: not measured (docs/performance-notes.md, "Decode GEMV").
   if constexpr (kM == 1) {
     if (n_steps > 1 && lane % 8 == 0)
       for_step_vectors(1, [](int, const bf16* p) { prefetch_l2(p); });

@@ -49,8 +49,7 @@ const char* copy_name(uint8_t copy_kind) {
 }
 
 // Records of ~100-200 bytes: 64 MiB holds ~300k, a few hundred decode steps of a large MoE model.
-// With 8 MiB buffers Qwen3-30B-A3B's traced decode stalled ~5 ms at each buffer hand-over (four
-// times in 127 steps, between a step's input copy and its graph; s20).
+// With 8 MiB buffers a traced MoE decode stalled ~5 ms at each buffer hand-over.
 constexpr size_t kBufferBytes = size_t{64} << 20;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {

@@ -1,22 +1,19 @@
 // CudaBackend::linear: for kDecodeGemmMinRows to kDecodeGemmMaxRows rows the wgmma decode GEMM
-// (decode_gemm.cu), untimed: alone after an L2 flush it can lose a few us to cuBLASLt (o_proj
-// at 16 rows: 18.6 against 16.4), but inside a step, where PDL overlaps its start with the
-// kernel before and lets the kernel after start early, taking it everywhere ran Qwen3-8B 16
-// sequences 3-4.6% faster than the timed choice (bench/results/experiments-2026-11-27-s21.md
-// section 7), 3-8 sequences 3.8-4.9% faster than the GEMV, 48 and 64 sequences 2.3% and 0.7%
-// faster than cuBLASLt (-s22.md); with 2 rows it lost 1.5% to the GEMV, at 128 2.9% to
-// cuBLASLt. Below: the GEMV kernel when it was faster than cuBLASLt on that shape (one row: with
-// a credit for what a step hides, see prefer_gemv; timed with events the first time a shape is
-// seen, outside stream capture so graphs replay a decided path, and cached); above: cuBLASLt.
+// (decode_gemm.cu), untimed: alone after an L2 flush it can lose a few us to cuBLASLt, but
+// inside a step, where PDL overlaps its start with the kernel before and lets the kernel after
+// start early, it beats the timed choice at every size of that range and loses at 2 and 128
+// rows (docs/performance-notes.md, "Decode GEMM"). Below: the GEMV kernel when it was faster
+// than cuBLASLt on that shape (one row: with a credit for what a step hides, see prefer_gemv;
+// timed with events the first time a shape is seen, outside stream capture so graphs replay a
+// decided path, and cached); above: cuBLASLt.
 // add_rms_norm_linear and silu_mul_linear: the GEMV with the norm or the activation inside it
 // (gemv_norm.cu, gemv_silu.cu), timed against that kernel followed by cuBLASLt, so the
 // kernel the fusion saves counts in the choice. add_rms_norm_linear_silu: the GEMV with the
 // norm in front and SiLU-and-mul behind (gemv_norm_silu.cu), timed against the two ops; for
 // the decode GEMM's rows, the norm kernel then the decode GEMM with SiLU-and-mul in its
-// epilogue (Qwen3-8B 8 / 16 / 32 / 64 sequences +1.2 / +1.8 / +1.4 / +1.8% against the decode
-// GEMM then silu_mul, bench/results/experiments-2026-11-27-s23.md). qkv_projection: for the decode
-// GEMM's rows, the norm kernel then the decode GEMM with qkv_rope_store's arithmetic in its
-// epilogue. HADRON_LOG_GEMV_CHOICE=1 prints each decision with its timings (stderr).
+// epilogue. qkv_projection: for the decode GEMM's rows, the norm kernel then the decode GEMM
+// with qkv_rope_store's arithmetic in its epilogue. HADRON_LOG_GEMV_CHOICE=1 prints each decision
+// with its timings (stderr).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -70,10 +67,8 @@ bool CudaBackend::prefer_gemv(GemvKind kind, int64_t m, int64_t n, int64_t k, bo
   // A one-row GEMV is credited kOneRowGemvCreditMs: in a step it loads its weights before its
   // pdl_wait and asks L2 for its second step's right after, while a cuBLASLt kernel starts only
   // once the kernel before it has finished, none of which the lone launches above see. Without
-  // it, Qwen3-8B's batch-1 down_proj (GEMV 29.4 us, cuBLASLt 29.3 timed alone on an H200) went
-  // to cuBLASLt in 3 processes of 12, and those decoded at 243 tok/s against 255. Two rows get
-  // no credit: 3 us there lost 1.5% on Qwen3-8B batch 2 (its gate_up moved to the GEMV).
-  // bench/results/experiments-2026-11-28-s33.md, section 3.
+  // it a near tie flipped to cuBLASLt in some processes, which then decoded 5% slower; two rows
+  // get no credit, which measured slower there (docs/performance-notes.md, "Measuring").
   constexpr float kOneRowGemvCreditMs = 3e-3f;
   const float gemv_ms = median(gemv_rounds), gemm_ms = median(gemm_rounds);
   const float credit_ms = m == 1 ? kOneRowGemvCreditMs : 0.0f;

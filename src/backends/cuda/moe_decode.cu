@@ -3,8 +3,7 @@
 // warps, each owning every n_warps-th virtual row, a lane issuing the next step's kChunk
 // 16-byte weight loads before the current step's arithmetic, and the input rows staged in
 // shared memory first. (moe_experts.cu's small-batch kernels give each 8 weight rows a block
-// of their own, each waiting out its loads once: Qwen3-30B-A3B's experts at one token take
-// 35.4 us there, 30.6 here.)
+// of their own, each waiting out its loads once, and are slower at these sizes.)
 //  - gate_up: virtual row (pair p, intermediate i) = expert e's gate row i then its up row i
 //    (hidden values each), times x of p's token; its two sums give activated[p, i] =
 //    act(gate + b, up + b).
@@ -15,9 +14,8 @@
 // Experts shared by tokens are read once per pair (the pairs are few at these sizes).
 // Pairs with an expert id out of range are skipped, as by the other paths.
 // bf16 weights only: a variant that decoded MXFP4 vectors here was bound by the instructions
-// that decode the weights, and lost to moe_experts.cu's small-batch kernels (gpt-oss-20b's
-// experts at one token: 61-69 us against 53; H100, moe_ops_bench,
-// bench/results/moe-decode-2026-11-26.md); MXFP4 runs on tensor cores (moe_mxfp4_decode.cu).
+// that decode the weights, and lost to moe_experts.cu's small-batch kernels
+// (docs/performance-notes.md, "MoE experts"); MXFP4 runs on tensor cores (moe_mxfp4_decode.cu).
 #include <algorithm>
 
 #include "backends/cuda/cuda_check.h"

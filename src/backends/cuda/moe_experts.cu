@@ -294,10 +294,8 @@ void launch_small(const MoeExpertsArgs& args, const MoeWorkspace& workspace, cud
   const int64_t n_pairs = args.n_tokens * args.top_k;
   const dim3 gate_up_grid(static_cast<unsigned>(ceil_div(args.inter, kWarps)),
                           static_cast<unsigned>(n_pairs));
-  // No L2 prefetch of the routed experts' down weights during gate_up: it cost bf16 experts
-  // 3.3 us a layer (bench/results/moe-mxfp4-2026-11-26.md) and MXFP4 ones 3.1 us (gpt-oss-20b
-  // at one token 52.6 us against 49.5 without; batch-1 decode 380.5 tok/s against 392.0;
-  // bench/results/moe-decode-2026-11-26.md).
+  // No L2 prefetch of the routed experts' down weights during gate_up: it cost bf16 and MXFP4
+  // experts ~3 us a layer (docs/performance-notes.md, "MoE experts").
   launch_pdl(moe_small_gate_up_kernel<kMxfp4>, gate_up_grid, kWarps * 32, 0, stream, args,
              activated);
   launch_pdl(moe_small_down_kernel<kMxfp4>, static_cast<unsigned>(ceil_div(args.hidden, kDownRows)),

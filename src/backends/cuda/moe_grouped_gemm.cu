@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kThreads) moe_mma_kernel(MoeExpertsArgs a, Moe
         static_cast<const uint8_t*>(kGateUp ? a.gate_up_scales : a.down_scales);
     if (row >= 0) packed_src = static_cast<const uint8_t*>(b_matrix) + row * (k_total / 2);
     // Row t's scale bytes, 16 loads issued before their stores (a plain byte loop measured the
-    // same in moe_ops_bench: 467.5 against 468.8 us at 16 tokens).
+    // same).
     constexpr int kBatch = 16;
     for (int b0 = 0; b0 < n_scales; b0 += kBatch) {
       uint8_t batch[kBatch];
@@ -335,10 +335,8 @@ void launch_typed(const MoeExpertsArgs& a, const MoeWorkspace& w, cudaStream_t s
 // MXFP4's ring: at decode batches (at most kDeepRingRowsPerExpert pairs an expert on
 // average) an expert's tiles have few token rows, so a k step's work is short and the bytes in
 // flight bound the stream: kDeepRing stages (at gpt-oss-20b's K, 2 CTAs an SM). With more rows, 3
-// stages (3 CTAs an SM).
-// H100, gpt-oss-20b: 16 / 32 / 64 sequences 2,619 / 5,019 / 9,697 tok/s with 3 stages, 3,040 /
-// 5,750 / 11,061 with 6; 128 sequences 17,015 against 16,211, prefill of 2,048 tokens 34,091
-// against 30,159 tok/s (bench/results/experiments-2026-11-27-s22.md).
+// stages (3 CTAs an SM). Measured end to end, not in moe_ops_bench, which ranks them the other
+// way (docs/performance-notes.md, "MoE experts").
 constexpr int64_t kDeepRingRowsPerExpert = 8;
 
 template <Product kProduct>

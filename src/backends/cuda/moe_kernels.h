@@ -83,18 +83,16 @@ struct MoeExpertsArgs {
 // products over its rows, and combines the rows per token in slot order. Each output is
 // summed in a fixed order (deterministic).
 // On the sorted path, the experts' gate_up and down products run on tensor cores
-// (moe_grouped_gemm.cu; bf16 from 5 tokens on beat the CUDA-core kernels: Qwen3-30B-A3B's
-// experts at 16 tokens 308 us against 375, bench/results/moe-throughput-2026-11-26.md; MXFP4
+// (moe_grouped_gemm.cu; bf16 from 5 tokens on, where they beat the CUDA-core kernels; MXFP4
 // past kMoeMxfp4DecodeMaxTokens, decoded in shared memory, with hidden and inter sizes up to
 // kMoeMxfp4MaxK, whose scale bytes a CTA keeps in shared memory).
 inline constexpr int kMoeSmallMaxTokens = 4;
 inline constexpr int64_t kMoeMxfp4MaxK = 16384;
-// MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens (s17 ran them
-// up to 8, the mma's N): they read an expert once per (token, slot) pair. Against the
-// sorted path's grouped tensor-core GEMM they lose from 5 tokens (H100, gpt-oss-20b decode at
-// 5 / 6 / 8 sequences 930 / 1,116 / 1,485 tok/s against 962 / 1,153 / 1,548,
-// bench/results/experiments-2026-11-27-s22.md section 6); at 4 tokens and fewer the sorted
-// path is not what would replace them (the small-batch kernels would).
+// MXFP4 weights stay on launch_moe_mxfp4_decode's kernels up to this many tokens (they can
+// serve 8, the mma's N): they read an expert once per (token, slot) pair, and lose to the
+// sorted path's grouped tensor-core GEMM from 5 tokens (docs/performance-notes.md, "MoE
+// experts"); at 4 tokens and fewer the sorted path is not what would replace them (the
+// small-batch kernels would).
 inline constexpr int kMoeMxfp4DecodeMaxTokens = 4;
 void launch_moe_experts(const MoeExpertsArgs& args, const MoeWorkspace& workspace,
                         cudaStream_t stream);

@@ -21,11 +21,7 @@
 //    columns all hold the tile's token's x, so every column of the result is the tile's
 //    product; down: columns 0 and 1 hold the two experts' activation rows, read against rows
 //    0..7 and 8..15.
-// gpt-oss-20b's experts (H100, moe_ops_bench, bench/results/moe-mxfp4-decode-s9.md): 33.7 /
-// 58.1 / 101.8 us at 1 / 2 / 4 tokens against 43.7 / 83.3 / 135.4 for the register-ring
-// kernels before these (measured on several machines, each step against its predecessor);
-// 32.0 / 53.7 / 92.7 against 34.0 / 58.9 / 104.4 once the input rows were staged with batched
-// loads (bench/results/experiments-2026-11-27-s16.md).
+// What each of these choices measured: docs/performance-notes.md, "MoE experts".
 // Inputs are rounded to fp16 (exact for bf16 values of magnitude 2^-14..65504).
 // Launched with PDL (launch.cuh): the routing and the inputs are read after pdl_wait(), except
 // for down's first copies (see the kernel).
@@ -53,8 +49,7 @@ constexpr int kMaxStages = 3;  // tile buffers in flight per block
 // Resident blocks per SM and the dynamic shared memory each may use (with the static arrays
 // and the 1 KB the runtime reserves, they fit an SM's 228 KB): at gpt-oss-20b's shapes two
 // 24.5 KB stages beside the staged inputs. 3 blocks of 2 stages beat 2 blocks of 3 (gate_up's
-// consumers are instruction-bound: more warps hide more latency): batch-1 decode 453.2 tok/s
-// against 442.4 (bench/results/moe-mxfp4-decode-s9.md).
+// consumers are latency-bound: more warps hide more latency).
 constexpr int kBlocksPerSm = 3;
 constexpr size_t kBlockSharedBytes = 71 * 1024;
 
@@ -110,12 +105,9 @@ __device__ __forceinline__ void start_tile(const TileLayout& layout, const uint8
 // of rows g and g + 8 into the A fragments of two mmas, whose k order matches the staged
 // pairs of x, and scales the block's sums by the rows' factors in fp32: 2^(scale - 127)
 // (mxfp4_scale_unbiased), the 2^14 that mxfp4_pairs' values lack applied once at the end. The
-// two mmas fill separate accumulators, so neither waits for the other. H100, batch-1 decode,
-// gpt-oss-20b, same binary, against one accumulator and mxfp4_scale: 536.3 -> 538.2,
-// 537.1 -> 539.1 and 533.8 -> 534.7 tok/s (three machines); at batch 4 each half alone was
-// flat (the pair not timed there); the cheaper scales alone were slower at batch 1 (536.3 ->
-// 533.9), and so was unrolling by 2 or 8 (532.4, 532.6)
-// (bench/results/experiments-2026-11-28-s29.md).
+// two mmas fill separate accumulators, so neither waits for the other: the loop is bound by
+// its dependency chains, not its instruction count (the cheaper scales alone, or unrolling by
+// 2 or 8, measured slower).
 __device__ __forceinline__ void tile_products(const TileLayout& layout, const uint8_t* stage,
                                               const uint32_t* x, float (&acc)[4]) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -234,8 +226,8 @@ __device__ __forceinline__ void produce(const MoeExpertsArgs& a, const TileLayou
   const int lane = threadIdx.x % 32;
   // A block requests its first tile alone and its other first stages once that tile has
   // landed: the grid's first burst of requests is n_stages times smaller, so every block's
-  // first tile arrives sooner (H100, gpt-oss-20b batch 1: +2.8% for gate_up, then +1.4% for
-  // down, whose first burst competes with gate_up's last tiles).
+  // first tile arrives sooner (measured for gate_up and for down, whose first burst competes
+  // with gate_up's last tiles).
   const int first_tiles = std::min(n_stages, n_tiles);
   if (!kDown && lane == 0 && first_tiles > 0) start<kDown>(a, layout, first_tile, 0, stages, full);
   if (first_tiles > 1) {
@@ -332,11 +324,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
   mbarrier_init_fence();
   __syncthreads();
-  // down starts copying its first tile while gate_up finishes (gpt-oss-20b batch-1 decode
-  // 437 tok/s; 428 without, on another machine). This reads the routing before pdl_wait(), which
-  // launch.cuh's contract allows only for memory no kernel of the step writes; it is safe here
-  // because the routing comes from the kernel before gate_up, and every gate_up block calls
-  // pdl_launch_dependents() only after its own pdl_wait(): when any down block runs, the
+  // down starts copying its first tile while gate_up finishes. This reads the routing before
+  // pdl_wait(), which launch.cuh's contract allows only for memory no kernel of the step writes; it
+  // is safe here because the routing comes from the kernel before gate_up, and every gate_up block
+  // calls pdl_launch_dependents() only after its own pdl_wait(): when any down block runs, the
   // routing kernel has completed and its writes are visible.
   if (kDown && threadIdx.x == kConsumerThreads && n_tiles > 0)
     start<kDown>(a, layout, 0, 0, shared, full);

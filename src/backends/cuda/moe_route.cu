@@ -8,8 +8,7 @@
 //    one cluster barrier;
 //  - larger ones (GLM-4.5, DeepSeek-V3): a warp per expert writes that expert's logits, and
 //    the last block to finish routes every token.
-// H100, batch-1 decode (bench/results/experiments-2026-11-27-s13.md): Qwen3-30B-A3B 311.2 ->
-// 321.2 tok/s, gpt-oss-20b 461.2 -> 477.9 (the top-k's reductions alone: 315.1 and 460.8).
+// What each choice measured: docs/performance-notes.md, "MoE router".
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -166,10 +165,8 @@ __device__ __forceinline__ void route_token_in_shared(const MoeRouteArgs& a, int
 // route_token_in_shared's routing for routers without groups, the kPerLane experts of a lane
 // (e = lane + 32 i) held in registers: the same scores and choices in the same arithmetic, the
 // same rounds, but a round's winning lane rescans its registers instead of shared memory and
-// the pick's score comes by shuffle. Qwen3-30B-A3B's router (128 experts, top 8) spent ~4 us a
-// layer routing in shared memory (clock64 stamps). H100, same binary, shared -> registers:
-// Qwen3-30B-A3B batch 1 325.8 -> 333.2 tok/s, batch 4 558.5 -> 563.4; gpt-oss-20b batch 1
-// 510.1 -> 519.2, batch 4 1,178.8 -> 1,191.8 (bench/results/experiments-2026-11-27-s23.md).
+// the pick's score comes by shuffle (routing in shared memory took about half the router's
+// time at batch 1).
 template <int kPerLane, bool kFromL2>
 __device__ __forceinline__ void route_token_in_registers(const MoeRouteArgs& a, int64_t t,
                                                          const float* logits, int lane) {
@@ -347,10 +344,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_router_kernel(MoeRouterArgs r
 // each. Against moe_router_kernel this takes the counter's atomic and two memory fences, and
 // the logits' round trip through L2, off the path between the product and the experts.
 // kBlocks is 16 (a non-portable cluster size) where such a cluster can be resident, so each SM
-// streams half the router bytes it would in 8 blocks. H100, same binary, 8 -> 16 blocks:
-// Qwen3-30B-A3B batch 1 323.7 -> 327.4 tok/s, batch 4 527.3 -> 540.0, batch 8 630.7 -> 643.0;
-// gpt-oss-20b batch 1 508.5 -> 509.1, batch 8 1,420.9 -> 1,432.5
-// (bench/results/experiments-2026-11-27-s18.md).
+// streams half the router bytes it would in 8 blocks.
 constexpr int kClusterBlockWarps = 16;
 constexpr int64_t kClusterRouterMaxBytes = 1 << 20;
 

@@ -68,10 +68,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_store_kernel(QkvRopeStor
   // and slots (the step's inputs, in place since its first kernels: launch.cuh). The cos/sin
   // row, whose address needs the position, is read after the wait beside qkv, so that one
   // round trip, not two, precedes the wait (the kernel before may end before a block of this
-  // one even starts). H100, same binary, cos/sin before -> after the wait: gpt-oss-20b batch 1
-  // 526.0 / 525.4 -> 530.6 / 530.5 tok/s, Qwen3-30B-A3B 336.5 / 337.0 -> 336.4 / 337.2,
-  // Qwen3-8B 128 sequences 15,790 / 15,743 -> 15,769 / 15,800
-  // (bench/results/experiments-2026-11-27-s25.md, call 3).
+  // one even starts; docs/performance-notes.md, "Small kernels").
   float norm_weight[kPerLane] = {};
   if (in_range && in_head && h.norm != nullptr)
     load_f32<kPerLane>(h.norm + lane * kPerLane, norm_weight);

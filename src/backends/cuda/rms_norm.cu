@@ -16,10 +16,8 @@ constexpr int kThreads = 256;
 // hides its load where that kernel lets this one start early (our GEMVs and decode GEMM, up to
 // 64 rows); past kEarlyWeightRows rows x comes from cuBLASLt, whose kernels do not, so this
 // kernel starts only once x is complete and the weight is read after the wait, beside x (kLate):
-// one round trip instead of two. H100, same binary, weight before -> after the wait: Qwen3-8B
-// 128 sequences 15,790 / 15,743 -> 15,852 / 15,850 tok/s; Qwen3-30B-A3B batch 1 (its norm
-// before the router) 336.5 / 337.0 -> 334.3 / 334.3 (bench/results/experiments-2026-11-27-s25.md,
-// call 3).
+// one round trip instead of two. Measured both ways (docs/performance-notes.md, "Small
+// kernels"): each order wins on its side of kEarlyWeightRows.
 constexpr int64_t kEarlyWeightRows = kDecodeGemmMaxRows;
 
 // kVectors: 8-element vectors per thread (ceil(width / 8 / kThreads)).

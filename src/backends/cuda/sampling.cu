@@ -143,9 +143,7 @@ __device__ uint32_t radix_select(const float* row, int64_t vocab, float max_logi
 // Few rows leave most SMs idle while one block a row reads its whole row (151,936 logits of
 // Qwen3, 201,088 of gpt-oss): up to kSplitRows rows, each row's argmax is split over a
 // cluster of kArgmaxSplit blocks (grid.x; kClustered) and merged in block 0, which alone goes on
-// for non-greedy rows. H100, batch 1, same binary, one block -> a cluster a row: Qwen3-8B 188.4 /
-// 188.4 -> 188.6 / 188.6 tok/s, gpt-oss-20b 525.1 / 525.0 -> 526.5 / 526.5, Qwen3-30B-A3B
-// 336.2 / 336.2 -> 336.7 / 337.0 (bench/results/experiments-2026-11-27-s25.md, call 2).
+// for non-greedy rows (docs/performance-notes.md, "Sampling").
 constexpr int kArgmaxSplit = 8, kSplitRows = 16;
 struct Partial {
   float value[kArgmaxSplit];

@@ -1,9 +1,8 @@
 // A step's first and last ops (Backend::begin_step, end_step): the inputs image is read from
 // pinned host memory and the sampled tokens written into it by the kernels themselves (the
 // host buffers are mapped through unified addressing), so no copy-engine operation sits
-// between one step's kernels and the next step's. Before, each step was [inputs HtoD] ->
-// graph -> [tokens DtoH], and a gpt-oss-20b batch-1 step spent ~15 us between its graphs
-// around the two copies (bench/results/traces-h100-2026-11-28-s29.txt).
+// between one step's kernels and the next step's: the copies' hand-offs left the GPU idle
+// between graphs (docs/performance-notes.md, "CUDA graphs").
 #include <algorithm>
 
 #include "backends/cuda/cuda_check.h"
@@ -61,8 +60,7 @@ __global__ void __launch_bounds__(kThreads)
   int32_t* tokens = ((__ldcg(counter) - 1) & 1) ? tokens1 : tokens0;  // this step's turn
   for (int64_t i = threadIdx.x; i < n; i += kThreads) tokens[i] = sampled[i];
   // No __threadfence_system(): the host reads the tokens only after an event recorded after
-  // this kernel completes, which makes its writes visible (dropping the fence, with the
-  // decode gather in dense_decoder.cpp: gpt-oss-20b batch 1 +0.13%).
+  // this kernel completes, which makes its writes visible.
 }
 
 }  // namespace
