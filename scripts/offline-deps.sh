@@ -25,7 +25,9 @@ rm -rf "$deps"
 mkdir -p "$deps/debs"
 (cd "$deps/debs" && apt-get download "${packages[@]}")
 for deb in "$deps"/debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
-rm -rf "$deps/debs"
+# Documentation and googletest's sources: not needed to build, and the copy travels to the GPU
+# machine inside its size limit.
+rm -rf "$deps/debs" "$deps/usr/share/doc" "$deps/usr/share/man" "$deps/usr/src"
 
 # pkg-config files name prefix=/usr; make them relative to where they now live.
 for pc in "$deps"/usr/lib/*/pkgconfig/*.pc "$deps"/usr/share/pkgconfig/*.pc; do

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Installs the Debian packages hadron needs and builds it into build/ (Release, CUDA backend
-# when nvcc is found). Safe to re-run: installs only what is missing, rebuilds incrementally.
+# Installs the Debian packages hadron needs and builds it into build/ (Release). Safe to re-run:
+# installs only what is missing, rebuilds incrementally.
+#
+#   scripts/setup.sh          the CLI alone (build/hadron), with the CUDA backend only where a
+#                             GPU is visible and nvcc is installed
+#   scripts/setup.sh --all    everything the tests need, the CUDA backend compiled wherever
+#                             nvcc is installed (sm_90a; compile-only without a GPU)
+#
+# HADRON_CUDA=ON|OFF in the environment overrides the choice of the CUDA backend.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+all=false
+[[ ${1:-} == --all ]] && all=true
+
 # Libraries, checked as Debian packages.
-packages=(
-  libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev
-  libgtest-dev googletest libbenchmark-dev
-  libclang-rt-14-dev          # libFuzzer runtime
-)
+packages=(libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev)
 # Tools, checked as commands (a machine may have them from elsewhere, e.g. Node.js).
-declare -A tool_packages=(
-  [cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-config]=pkg-config [ccache]=ccache
-  [git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format
-)
+declare -A tool_packages=([cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-config]=pkg-config
+                          [ccache]=ccache)
+if $all; then
+  packages+=(libgtest-dev googletest libbenchmark-dev
+             libclang-rt-14-dev)  # libFuzzer runtime
+  tool_packages+=([git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -37,7 +46,23 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
+has_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; }
+if [[ -n ${HADRON_CUDA:-} ]]; then
+  cuda=$HADRON_CUDA
+elif $all || has_gpu; then
+  cuda=ON
+else
+  cuda=OFF  # kernels this machine cannot run are not worth minutes of compiling
+fi
 
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)"
+tests=OFF
+targets=(--target hadron)
+if $all; then
+  tests=ON
+  targets=()
+fi
+cmake --preset release -DHADRON_CUDA="$cuda" -DHADRON_TESTS="$tests" >/dev/null
+echo "setup: building $($all && echo everything || echo build/hadron)" \
+  "($([[ $cuda == ON ]] && command -v nvcc >/dev/null && echo "with" || echo "without") the CUDA backend)"
+cmake --build --preset release -j "$(nproc)" "${targets[@]}"
 echo "setup: built $(pwd)/build/hadron"

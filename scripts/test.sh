@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 
-scripts/setup.sh
+scripts/setup.sh --all
 
 # npm dependencies of the reference-comparison tests (lock files committed).
 for dir in tests/*/; do

@@ -12,7 +12,10 @@ namespace {
 
 std::string excerpt(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  if (text.size() > 60) {
+    text.resize(57);
+    text += "...";
+  }
   return text;
 }
 
