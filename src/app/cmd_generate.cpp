@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/tokenizer_detokenizer.h"
+#include "loader/generation_defaults.h"
 
 namespace hadron::app {
 namespace {
@@ -18,15 +19,17 @@ struct GenerateArgs {
   PromptInput input;
   int64_t max_tokens = 64;
   SamplingParams sampling;
-  bool sampling_given = false;  // any of --temperature/--top-k/--top-p set by the user
+  // Which of --temperature, --top-k, --top-p the user set.
+  bool temperature_given = false, top_k_given = false, top_p_given = false;
 };
 
-void apply_defaults(const GenerationDefaults& defaults, bool sampling_given,
+// generation_config.json's value for each filter flag left out, field by field as the server
+// fills a request's missing fields (and Hugging Face merges generation configs).
+void apply_defaults(const GenerationDefaults& defaults, const GenerateArgs& args,
                     SamplingParams& params) {
-  if (sampling_given) return;
-  if (defaults.temperature) params.temperature = *defaults.temperature;
-  if (defaults.top_k) params.top_k = *defaults.top_k;
-  if (defaults.top_p) params.top_p = *defaults.top_p;
+  if (defaults.temperature && !args.temperature_given) params.temperature = *defaults.temperature;
+  if (defaults.top_k && !args.top_k_given) params.top_k = *defaults.top_k;
+  if (defaults.top_p && !args.top_p_given) params.top_p = *defaults.top_p;
 }
 
 void print_result(const Prompt& prompt, const GenerationResult& result,
@@ -104,7 +107,9 @@ void setup_generate(CLI::App& app) {
   command->add_flag("--ignore-eos", args->sampling.ignore_eos,
                     "do not stop at end-of-sequence tokens");
   command->callback([args, temperature, top_k, top_p] {
-    args->sampling_given = temperature->count() + top_k->count() + top_p->count() > 0;
+    args->temperature_given = temperature->count() > 0;
+    args->top_k_given = top_k->count() > 0;
+    args->top_p_given = top_p->count() > 0;
     run_generate(*args);
   });
 }

@@ -15,6 +15,7 @@
 #include "chat/chat_template_loader.h"
 #include "core/error.h"
 #include "engine/tokenizer_detokenizer.h"
+#include "loader/generation_defaults.h"
 #include "server/http_server.h"
 
 namespace hadron::app {
@@ -73,7 +74,7 @@ server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* token
                                                                 : args.engine.model_path;
   served.tokenizer = tokenizer;
   load_template(args, served);
-  served.defaults = {defaults.temperature, defaults.top_p, defaults.top_k};
+  served.defaults = defaults;
   return served;
 }
 
