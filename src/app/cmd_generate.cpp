@@ -54,12 +54,12 @@ void run_generate(const GenerateArgs& args) {
   const std::vector<Prompt> prompts = read_prompts(args.input, options.model_path, tokenizer.get());
   const GenerationDefaults defaults = read_generation_defaults(options.model_path);
   options.max_num_seqs = std::max<int64_t>(options.max_num_seqs, 1);
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
+  std::unique_ptr<LoadedModel> model = load_model(options);
   std::vector<GenerationRequest> requests;
   for (const Prompt& prompt : prompts) {
     GenerationRequest request{prompt.ids, args.sampling};
     request.params.max_tokens = args.max_tokens;
-    apply_defaults(defaults, args.sampling_given, request.params);
+    apply_defaults(defaults, args, request.params);
     if (request.params.temperature > 0 && !request.params.seed) request.params.seed = options.seed;
     request.params.stop_token_ids.insert(request.params.stop_token_ids.end(),
                                          defaults.eos_token_ids.begin(),

@@ -154,7 +154,7 @@ void run_serve(ServeArgs& args) {
                args.http.host.c_str(), http.port(), context.model.name.c_str(),
                server::tool_format_name(context.model.output_format.tools));
 
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
+  std::unique_ptr<LoadedModel> model = load_model(options);
   context.model.max_model_len = model->max_model_len();
   context.model.vocab_size = static_cast<int32_t>(model->config().vocab_size);
   const std::unique_ptr<TokenizerDetokenizer> detokenizer =

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "backends/backend_factory.h"
 #include "core/error.h"
 
 namespace hadron::app {
@@ -61,6 +62,10 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
   if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
+}
+
+std::unique_ptr<LoadedModel> load_model(const EngineOptions& options) {
+  return LoadedModel::load(options, make_backend(options.device));
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "engine/loaded_model.h"
@@ -17,6 +18,9 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
 
 // Checks the values and applies --load-format; throws InputError on bad values.
 void finish_engine_options(EngineOptions& options, const std::string& load_format);
+
+// Loads the model onto the backend of --device (backends/backend_factory.h).
+std::unique_ptr<LoadedModel> load_model(const EngineOptions& options);
 
 // Parses whitespace-separated token ids; InputError naming `what` on anything else.
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what);

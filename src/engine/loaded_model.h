@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/model_runner.h"
+#include "engine/scheduler.h"
 #include "kv/block_manager.h"
 #include "models/weight_loader.h"
 
@@ -17,10 +18,10 @@ struct EngineOptions {
   std::string model_path;
   std::string config_path;      // empty: model_path's config.json
   bool dummy_weights = false;   // --load-format dummy
-  std::string device = "auto";  // auto | cpu | cuda
+  std::string device = "auto";  // auto | cpu | cuda (for backends/backend_factory.h)
   int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen
-  int64_t max_num_seqs = 256;
-  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = kDefaultMaxNumSeqs;
+  int64_t max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
   int64_t kv_reserve_per_seq = 0;  // --kv-reserve-per-seq (SchedulerConfig)
   int64_t block_size = 16;
   int64_t num_kv_blocks = 0;  // 0: sized automatically (--num-kv-blocks overrides)
@@ -37,7 +38,9 @@ inline constexpr int64_t kDefaultMaxModelLen = 8192;
 
 class LoadedModel {
  public:
-  static std::unique_ptr<LoadedModel> load(const EngineOptions& options);
+  // Loads onto `owned_backend` (from backends/backend_factory.h's make_backend, or a test's).
+  static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
+                                           std::unique_ptr<Backend> owned_backend);
 
   Backend& backend() { return *backend_; }
   Model& model() { return *model_; }
@@ -62,8 +65,5 @@ class LoadedModel {
   int64_t max_model_len_ = 0;
   EngineOptions options_;
 };
-
-// The backend for `device` (auto picks CUDA when a GPU is present).
-std::unique_ptr<Backend> make_backend(const std::string& device);
 
 }  // namespace hadron
