@@ -40,6 +40,10 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--block-size", options.block_size, "tokens per KV-cache block");
   command.add_option("--gpu-memory-utilization", options.gpu_memory_utilization,
                      "fraction of GPU memory hadron may use");
+  command.add_option("--kv-cache-memory-bytes", options.kv_cache_memory_bytes,
+                     "bytes of KV cache (default: on a GPU, what --gpu-memory-utilization "
+                     "leaves; on the CPU, --max-num-seqs sequences of --max-model-len tokens "
+                     "within 64 MB, and at least one)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
   command.add_flag("--enforce-eager", options.enforce_eager,
                    "no CUDA graphs: launch every decode step's kernels one by one");

@@ -13,7 +13,8 @@ namespace hadron::app {
 std::string default_model_dir();
 
 // Adds --model, --load-format, --device, --max-model-len, --max-num-seqs,
-// --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --seed to `command`.
+// --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --kv-cache-memory-bytes,
+// --seed to `command`.
 void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
 
 // Checks the values and applies --load-format; throws InputError on bad values.

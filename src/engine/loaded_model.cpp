@@ -15,14 +15,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-constexpr size_t kCpuKvCacheBytes = size_t{4} << 30;  // as vLLM's CPU default
-
-// KV blocks that fit the device: where the backend knows its memory (a GPU), what
-// --gpu-memory-utilization leaves once weights and activations are allocated; elsewhere (the
-// CPU), enough for max_num_seqs full-length sequences.
+// KV blocks for the device: --num-kv-blocks or --kv-cache-memory-bytes when given; where the
+// backend knows its memory (a GPU), what --gpu-memory-utilization leaves once weights and
+// activations are allocated; elsewhere (the CPU), what the flags ask for (cpu_kv_blocks).
 int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t bytes_per_block,
                        int64_t blocks_per_seq) {
   if (options.num_kv_blocks > 0) return options.num_kv_blocks;
+  if (options.kv_cache_memory_bytes > 0)
+    return static_cast<int64_t>(options.kv_cache_memory_bytes / bytes_per_block);
   if (const std::optional<DeviceMemory> memory = backend.memory()) {
     const double budget = options.gpu_memory_utilization * static_cast<double>(memory->total_bytes);
     const double used = static_cast<double>(memory->total_bytes - memory->free_bytes);
@@ -36,12 +36,15 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
           bytes_per_block * blocks_per_seq / 1e9, blocks_per_seq * options.block_size);
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
-  // CPU: max_num_seqs full-length sequences, within kCpuKvCacheBytes.
-  const int64_t budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
-  return std::max(blocks_per_seq, std::min(blocks_per_seq * options.max_num_seqs, budget_blocks));
+  return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block);
 }
 
 }  // namespace
+
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block) {
+  const auto budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
+  return std::max(blocks_per_seq, std::min(blocks_per_seq * max_num_seqs, budget_blocks));
+}
 
 bool LoadedModel::async_scheduling() const {
   return options_.async_scheduling.value_or(backend_->device() != Device::CPU);

@@ -24,7 +24,8 @@ struct EngineOptions {
   int64_t max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
   int64_t kv_reserve_per_seq = 0;  // --kv-reserve-per-seq (SchedulerConfig)
   int64_t block_size = 16;
-  int64_t num_kv_blocks = 0;  // 0: sized automatically (--num-kv-blocks overrides)
+  int64_t num_kv_blocks = 0;         // 0: sized automatically (--num-kv-blocks overrides)
+  size_t kv_cache_memory_bytes = 0;  // 0: sized automatically (--kv-cache-memory-bytes)
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
@@ -35,6 +36,14 @@ struct EngineOptions {
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;
+
+// The CPU's KV pool unless --kv-cache-memory-bytes or --num-kv-blocks says otherwise: host
+// memory is shared with everything else, and a CPU serves few sequences at a time.
+inline constexpr size_t kCpuKvCacheBytes = 64'000'000;
+
+// KV blocks of a CPU pool: max_num_seqs sequences of blocks_per_seq blocks (what --max-num-seqs
+// and --max-model-len ask for), within kCpuKvCacheBytes, but always one whole sequence.
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block);
 
 class LoadedModel {
  public:
