@@ -9,11 +9,9 @@
 #include "app/bench_serve.h"
 #include "app/command.h"
 #include "app/engine_flags.h"
+#include "backends/backend_factory.h"
 #include "core/error.h"
 #include "engine/generator.h"
-#if HADRON_HAVE_CUDA
-#include "backends/cuda/kernel_trace.h"
-#endif
 
 namespace hadron::app {
 namespace {
@@ -48,14 +46,10 @@ struct LatencyRun {
   uint64_t decode_from_ns = 0, decode_to_ns = 0;  // the kernel tracer's clock, when tracing
 };
 
-#if HADRON_HAVE_CUDA
-uint64_t trace_clock(bool tracing) { return tracing ? cuda::kernel_trace_now_ns() : 0; }
-#else
-uint64_t trace_clock(bool) { return 0; }
-#endif
+uint64_t trace_clock(KernelTracer* tracer) { return tracer ? tracer->now_ns() : 0; }
 
-LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19937& rng) {
-  const bool tracing = !args.kernel_trace.empty();
+LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19937& rng,
+                            KernelTracer* tracer) {
   Engine engine(model, nullptr);
   SamplingParams params;
   params.max_tokens = args.output_len;
@@ -67,18 +61,16 @@ LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19
   while (started < args.batch)
     for (const RequestOutput& out : engine.step()) started += out.n_output_tokens == 1;
   const auto first = Clock::now();
-  const uint64_t from_ns = trace_clock(tracing);
+  const uint64_t from_ns = trace_clock(tracer);
   while (engine.has_unfinished()) engine.step();
   return {seconds_between(start, first), seconds_between(first, Clock::now()), from_ns,
-          trace_clock(tracing)};
+          trace_clock(tracer)};
 }
 
 // --kernel-trace: the kernels of the last run's decode steps, as a per-step table (to `path`
 // and stderr) and as raw spans (`path`.csv: name, start and end in ns).
-void write_kernel_trace(const BenchArgs& args, const LatencyRun& run) {
-#if HADRON_HAVE_CUDA
-  const std::vector<KernelSpan> spans =
-      cuda::kernel_trace_stop(run.decode_from_ns, run.decode_to_ns);
+void write_kernel_trace(const BenchArgs& args, const LatencyRun& run, KernelTracer& tracer) {
+  const std::vector<KernelSpan> spans = tracer.stop(run.decode_from_ns, run.decode_to_ns);
   const std::string table = format_kernel_timeline(summarise_kernels(spans), args.output_len - 1);
   std::fprintf(stderr, "decode kernels (traced run):\n%s", table.c_str());
   std::ofstream(args.kernel_trace) << table;
@@ -86,10 +78,6 @@ void write_kernel_trace(const BenchArgs& args, const LatencyRun& run) {
   csv << "name,start_ns,end_ns\n";
   for (const KernelSpan& span : spans)
     csv << '"' << span.name << "\"," << span.start_ns << ',' << span.end_ns << '\n';
-#else
-  (void)args;
-  (void)run;
-#endif
 }
 
 double median(std::vector<double> values) {
@@ -105,30 +93,30 @@ void run_latency(BenchArgs args) {
   finish_engine_options(args.engine, args.load_format);
   if (args.batch < 1 || args.input_len < 1 || args.output_len < 2 || args.num_iters < 1)
     input_error("bench latency needs --batch >= 1, --input-len >= 1, --output-len >= 2");
+  std::unique_ptr<KernelTracer> tracer;
   if (!args.kernel_trace.empty()) {
-#if HADRON_HAVE_CUDA
-    if (!cuda::kernel_trace_available())
-      input_error("--kernel-trace: this build has no CUPTI (CUDA's profiling library)");
+    tracer = make_kernel_tracer();
+    if (!tracer)
+      input_error(
+          "--kernel-trace needs a build with the CUDA backend and CUPTI (CUDA's "
+          "profiling library)");
     // Before the model loads, so that the decode graphs are captured with tracing on (their
     // kernels are then recorded at their in-graph times, as measured on the H100).
-    cuda::kernel_trace_start();
-#else
-    input_error("--kernel-trace needs a build with the CUDA backend");
-#endif
+    tracer->start();
   }
   const auto load_start = Clock::now();
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(args.engine);
+  std::unique_ptr<LoadedModel> model = load_model(args.engine);
   const double load_seconds = seconds_between(load_start, Clock::now());
   std::mt19937 rng(args.engine.seed);
-  run_latency_once(*model, args, rng);  // warm-up
+  run_latency_once(*model, args, rng, tracer.get());  // warm-up
   std::vector<double> prefill, decode;
   LatencyRun run;
   for (int i = 0; i < args.num_iters; ++i) {
-    run = run_latency_once(*model, args, rng);
+    run = run_latency_once(*model, args, rng, tracer.get());
     prefill.push_back(run.prefill_seconds);
     decode.push_back(run.decode_seconds);
   }
-  if (!args.kernel_trace.empty()) write_kernel_trace(args, run);
+  if (tracer) write_kernel_trace(args, run, *tracer);
   const double prefill_s = median(prefill), decode_s = median(decode);
   const double prefill_tps = args.batch * args.input_len / prefill_s;
   const double decode_tps = args.batch * (args.output_len - 1) / decode_s;
@@ -172,7 +160,7 @@ void run_throughput(BenchArgs args) {
   finish_engine_options(args.engine, args.load_format);
   if (args.num_prompts < 1 || args.input_len < 1 || args.output_len < 1)
     input_error("bench throughput needs --num-prompts, --input-len, --output-len >= 1");
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(args.engine);
+  std::unique_ptr<LoadedModel> model = load_model(args.engine);
   std::mt19937 rng(args.engine.seed);
   std::vector<GenerationRequest> requests;
   for (int64_t i = 0; i < args.num_prompts; ++i) {

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/tokenizer_detokenizer.h"
+#include "loader/generation_defaults.h"
 
 namespace hadron::app {
 namespace {
@@ -18,15 +19,17 @@ struct GenerateArgs {
   PromptInput input;
   int64_t max_tokens = 64;
   SamplingParams sampling;
-  bool sampling_given = false;  // any of --temperature/--top-k/--top-p set by the user
+  // Which of --temperature, --top-k, --top-p the user set.
+  bool temperature_given = false, top_k_given = false, top_p_given = false;
 };
 
-void apply_defaults(const GenerationDefaults& defaults, bool sampling_given,
+// generation_config.json's value for each filter flag left out, field by field as the server
+// fills a request's missing fields (and Hugging Face merges generation configs).
+void apply_defaults(const GenerationDefaults& defaults, const GenerateArgs& args,
                     SamplingParams& params) {
-  if (sampling_given) return;
-  if (defaults.temperature) params.temperature = *defaults.temperature;
-  if (defaults.top_k) params.top_k = *defaults.top_k;
-  if (defaults.top_p) params.top_p = *defaults.top_p;
+  if (defaults.temperature && !args.temperature_given) params.temperature = *defaults.temperature;
+  if (defaults.top_k && !args.top_k_given) params.top_k = *defaults.top_k;
+  if (defaults.top_p && !args.top_p_given) params.top_p = *defaults.top_p;
 }
 
 void print_result(const Prompt& prompt, const GenerationResult& result,
@@ -51,12 +54,12 @@ void run_generate(const GenerateArgs& args) {
   const std::vector<Prompt> prompts = read_prompts(args.input, options.model_path, tokenizer.get());
   const GenerationDefaults defaults = read_generation_defaults(options.model_path);
   options.max_num_seqs = std::max<int64_t>(options.max_num_seqs, 1);
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
+  std::unique_ptr<LoadedModel> model = load_model(options);
   std::vector<GenerationRequest> requests;
   for (const Prompt& prompt : prompts) {
     GenerationRequest request{prompt.ids, args.sampling};
     request.params.max_tokens = args.max_tokens;
-    apply_defaults(defaults, args.sampling_given, request.params);
+    apply_defaults(defaults, args, request.params);
     if (request.params.temperature > 0 && !request.params.seed) request.params.seed = options.seed;
     request.params.stop_token_ids.insert(request.params.stop_token_ids.end(),
                                          defaults.eos_token_ids.begin(),
@@ -104,7 +107,9 @@ void setup_generate(CLI::App& app) {
   command->add_flag("--ignore-eos", args->sampling.ignore_eos,
                     "do not stop at end-of-sequence tokens");
   command->callback([args, temperature, top_k, top_p] {
-    args->sampling_given = temperature->count() + top_k->count() + top_p->count() > 0;
+    args->temperature_given = temperature->count() > 0;
+    args->top_k_given = top_k->count() > 0;
+    args->top_p_given = top_p->count() > 0;
     run_generate(*args);
   });
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "app/command.h"
+#include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "loader/hf_config.h"
 #include "loader/safetensors.h"

@@ -27,7 +27,7 @@ void run_score(const ScoreArgs& args) {
   std::stringstream text;
   text << in.rdbuf();
   const std::vector<int32_t> tokens = parse_token_ids(text.str(), args.tokens_file);
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
+  std::unique_ptr<LoadedModel> model = load_model(options);
   const std::vector<float> logits = score(*model, tokens);
   const int64_t vocab = model->config().vocab_size;
   if (!args.dump_logits.empty())

@@ -15,6 +15,7 @@
 #include "chat/chat_template_loader.h"
 #include "core/error.h"
 #include "engine/tokenizer_detokenizer.h"
+#include "loader/generation_defaults.h"
 #include "server/http_server.h"
 
 namespace hadron::app {
@@ -73,7 +74,7 @@ server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* token
                                                                 : args.engine.model_path;
   served.tokenizer = tokenizer;
   load_template(args, served);
-  served.defaults = {defaults.temperature, defaults.top_p, defaults.top_k};
+  served.defaults = defaults;
   return served;
 }
 
@@ -153,7 +154,7 @@ void run_serve(ServeArgs& args) {
                args.http.host.c_str(), http.port(), context.model.name.c_str(),
                server::tool_format_name(context.model.output_format.tools));
 
-  std::unique_ptr<LoadedModel> model = LoadedModel::load(options);
+  std::unique_ptr<LoadedModel> model = load_model(options);
   context.model.max_model_len = model->max_model_len();
   context.model.vocab_size = static_cast<int32_t>(model->config().vocab_size);
   const std::unique_ptr<TokenizerDetokenizer> detokenizer =

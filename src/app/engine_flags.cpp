@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "backends/backend_factory.h"
 #include "core/error.h"
 
 namespace hadron::app {
@@ -39,6 +40,10 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--block-size", options.block_size, "tokens per KV-cache block");
   command.add_option("--gpu-memory-utilization", options.gpu_memory_utilization,
                      "fraction of GPU memory hadron may use");
+  command.add_option("--kv-cache-memory-bytes", options.kv_cache_memory_bytes,
+                     "bytes of KV cache (default: on a GPU, what --gpu-memory-utilization "
+                     "leaves; on the CPU, --max-num-seqs sequences of --max-model-len tokens "
+                     "within 64 MB, and at least one)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
   command.add_flag("--enforce-eager", options.enforce_eager,
                    "no CUDA graphs: launch every decode step's kernels one by one");
@@ -61,6 +66,10 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
   if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
+}
+
+std::unique_ptr<LoadedModel> load_model(const EngineOptions& options) {
+  return LoadedModel::load(options, make_backend(options.device));
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "engine/loaded_model.h"
@@ -12,11 +13,15 @@ namespace hadron::app {
 std::string default_model_dir();
 
 // Adds --model, --load-format, --device, --max-model-len, --max-num-seqs,
-// --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --seed to `command`.
+// --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --kv-cache-memory-bytes,
+// --seed to `command`.
 void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
 
 // Checks the values and applies --load-format; throws InputError on bad values.
 void finish_engine_options(EngineOptions& options, const std::string& load_format);
+
+// Loads the model onto the backend of --device (backends/backend_factory.h).
+std::unique_ptr<LoadedModel> load_model(const EngineOptions& options);
 
 // Parses whitespace-separated token ids; InputError naming `what` on anything else.
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what);

@@ -1,13 +1,11 @@
 // Turning what the user typed into prompts: token ids, text, a chat message or a file of
-// prompts, with the model's tokenizer, chat template and generation_config.json defaults.
+// prompts, with the model's tokenizer and chat template.
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/sampling_params.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron::app {
@@ -23,14 +21,6 @@ struct Prompt {
   std::vector<int32_t> ids;
   bool is_text = false;  // print text rather than ids
 };
-
-// Defaults a model ships in generation_config.json.
-struct GenerationDefaults {
-  std::vector<int32_t> eos_token_ids;
-  std::optional<float> temperature, top_p;
-  std::optional<int> top_k;
-};
-GenerationDefaults read_generation_defaults(const std::string& model_dir);
 
 // The tokenizer of the model folder, or nullptr when it has none.
 std::unique_ptr<Tokenizer> load_tokenizer_if_any(const std::string& model_dir);

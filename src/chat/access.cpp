@@ -1,8 +1,8 @@
 // jinja2's sandboxed attribute and item access, and argument binding for builtins.
 #include "chat/builtins.h"
 #include "chat/methods.h"
-#include "chat/utf8.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

@@ -8,9 +8,10 @@
 #include "chat/builtins.h"
 #include "chat/filter_registry.h"
 #include "chat/methods.h"
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "chat/value_json.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 namespace {

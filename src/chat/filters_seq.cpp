@@ -4,8 +4,9 @@
 #include "chat/builtins.h"
 #include "chat/filter_registry.h"
 #include "chat/methods.h"
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "chat/builtins.h"
-#include "chat/utf8.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 namespace {

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

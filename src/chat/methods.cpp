@@ -5,8 +5,9 @@
 #include <string_view>
 
 #include "chat/builtins.h"
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 namespace {

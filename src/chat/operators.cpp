@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "chat/builtins.h"
-#include "chat/utf8.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 namespace {

@@ -1,5 +1,5 @@
 #include "chat/lexer.h"
-#include "chat/utf8.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 namespace {

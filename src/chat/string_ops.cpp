@@ -2,8 +2,9 @@
 #include <algorithm>
 
 #include "chat/methods.h"
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cmath>
 
-#include "chat/utf8.h"
 #include "core/error.h"
 
 namespace hadron::chat {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "chat/utf8.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

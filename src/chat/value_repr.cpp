@@ -3,9 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 #include "chat/value.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace hadron::chat {
 

@@ -215,8 +215,7 @@ Engine::InFlight Engine::launch(SchedulerOutput& plan, std::span<const SequenceS
   for (const ScheduledSeq& s : plan.seqs) {
     const SamplingParams& p = *s.seq->params;
     // The step counter of the token this row samples (placeholders count as outputs).
-    rows.push_back({p.temperature, p.top_k, p.top_p, p.min_p, s.seq->sampler.seed(),
-                    static_cast<uint64_t>(s.seq->n_output())});
+    rows.push_back({p, s.seq->sampler.seed(), static_cast<uint64_t>(s.seq->n_output())});
   }
   const auto start = std::chrono::steady_clock::now();
   model_.runner().launch(steps, rows);

@@ -8,10 +8,6 @@
 #include "loader/safetensors.h"
 #include "models/registry.h"
 
-#ifdef HADRON_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
-
 namespace hadron {
 namespace {
 
@@ -19,64 +15,51 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-}  // namespace
-
-std::unique_ptr<Backend> make_backend(const std::string& device) {
-#ifdef HADRON_HAVE_CUDA
-  const int n_gpus = cuda_device_count();
-  if (device == "cuda" || (device == "auto" && n_gpus > 0)) {
-    if (n_gpus == 0) input_error("--device cuda: no CUDA GPU is visible");
-    return make_cuda_backend(0);
-  }
-#endif
-  if (device == "cpu" || device == "auto") return make_cpu_backend();
-  input_error("device '{}' is not available in this build (it has no CUDA backend)", device);
-}
-
-namespace {
-
-constexpr size_t kCpuKvCacheBytes = size_t{4} << 30;  // as vLLM's CPU default
-
-// KV blocks that fit the device: on a GPU, what --gpu-memory-utilization leaves once weights
-// and activations are allocated; on the CPU, enough for max_num_seqs full-length sequences.
+// KV blocks for the device: --num-kv-blocks or --kv-cache-memory-bytes when given; where the
+// backend knows its memory (a GPU), what --gpu-memory-utilization leaves once weights and
+// activations are allocated; elsewhere (the CPU), what the flags ask for (cpu_kv_blocks).
 int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t bytes_per_block,
                        int64_t blocks_per_seq) {
   if (options.num_kv_blocks > 0) return options.num_kv_blocks;
-#ifdef HADRON_HAVE_CUDA
-  if (backend.device() == Device::CUDA) {
-    const DeviceMemory memory = cuda_device_memory(0);
-    const double budget = options.gpu_memory_utilization * static_cast<double>(memory.total_bytes);
-    const double used = static_cast<double>(memory.total_bytes - memory.free_bytes);
+  if (options.kv_cache_memory_bytes > 0)
+    return static_cast<int64_t>(options.kv_cache_memory_bytes / bytes_per_block);
+  if (const std::optional<DeviceMemory> memory = backend.memory()) {
+    const double budget = options.gpu_memory_utilization * static_cast<double>(memory->total_bytes);
+    const double used = static_cast<double>(memory->total_bytes - memory->free_bytes);
     const double left = budget - used;
     if (left < static_cast<double>(bytes_per_block * blocks_per_seq))
       input_error(
           "the model does not fit: {:.2f} GB of {:.2f} GB are in use after loading "
           "(weights and activations), and --gpu-memory-utilization {} leaves {:.2f} GB, "
           "less than the {:.2f} GB one sequence of --max-model-len {} needs in KV cache",
-          used / 1e9, memory.total_bytes / 1e9, options.gpu_memory_utilization, left / 1e9,
+          used / 1e9, memory->total_bytes / 1e9, options.gpu_memory_utilization, left / 1e9,
           bytes_per_block * blocks_per_seq / 1e9, blocks_per_seq * options.block_size);
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
-#endif
-  // CPU: max_num_seqs full-length sequences, within kCpuKvCacheBytes.
-  const int64_t budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
-  return std::max(blocks_per_seq, std::min(blocks_per_seq * options.max_num_seqs, budget_blocks));
+  return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block);
 }
 
 }  // namespace
+
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block) {
+  const auto budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
+  return std::max(blocks_per_seq, std::min(blocks_per_seq * max_num_seqs, budget_blocks));
+}
 
 bool LoadedModel::async_scheduling() const {
   return options_.async_scheduling.value_or(backend_->device() != Device::CPU);
 }
 
-std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options) {
+std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
+                                               std::unique_ptr<Backend> owned_backend) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->kv_ = std::make_unique<KvCache>();
   loaded->options_ = options;
   const ModelConfig config =
       load_model_config(options.config_path.empty() ? options.model_path : options.config_path);
-  loaded->backend_ = make_backend(options.device);
+  HADRON_CHECK(owned_backend != nullptr, "LoadedModel::load needs a backend");
+  loaded->backend_ = std::move(owned_backend);
   Backend& backend = *loaded->backend_;
   loaded->model_ = create_model(config, backend);
   WeightPlan plan;

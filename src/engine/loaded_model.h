@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/model_runner.h"
+#include "engine/scheduler.h"
 #include "kv/block_manager.h"
 #include "models/weight_loader.h"
 
@@ -17,13 +18,14 @@ struct EngineOptions {
   std::string model_path;
   std::string config_path;      // empty: model_path's config.json
   bool dummy_weights = false;   // --load-format dummy
-  std::string device = "auto";  // auto | cpu | cuda
+  std::string device = "auto";  // auto | cpu | cuda (for backends/backend_factory.h)
   int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen
-  int64_t max_num_seqs = 256;
-  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = kDefaultMaxNumSeqs;
+  int64_t max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
   int64_t kv_reserve_per_seq = 0;  // --kv-reserve-per-seq (SchedulerConfig)
   int64_t block_size = 16;
-  int64_t num_kv_blocks = 0;  // 0: sized automatically (--num-kv-blocks overrides)
+  int64_t num_kv_blocks = 0;         // 0: sized automatically (--num-kv-blocks overrides)
+  size_t kv_cache_memory_bytes = 0;  // 0: sized automatically (--kv-cache-memory-bytes)
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
@@ -35,9 +37,19 @@ struct EngineOptions {
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;
 
+// The CPU's KV pool unless --kv-cache-memory-bytes or --num-kv-blocks says otherwise: host
+// memory is shared with everything else, and a CPU serves few sequences at a time.
+inline constexpr size_t kCpuKvCacheBytes = 64'000'000;
+
+// KV blocks of a CPU pool: max_num_seqs sequences of blocks_per_seq blocks (what --max-num-seqs
+// and --max-model-len ask for), within kCpuKvCacheBytes, but always one whole sequence.
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block);
+
 class LoadedModel {
  public:
-  static std::unique_ptr<LoadedModel> load(const EngineOptions& options);
+  // Loads onto `owned_backend` (from backends/backend_factory.h's make_backend, or a test's).
+  static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
+                                           std::unique_ptr<Backend> owned_backend);
 
   Backend& backend() { return *backend_; }
   Model& model() { return *model_; }
@@ -62,8 +74,5 @@ class LoadedModel {
   int64_t max_model_len_ = 0;
   EngineOptions options_;
 };
-
-// The backend for `device` (auto picks CUDA when a GPU is present).
-std::unique_ptr<Backend> make_backend(const std::string& device);
 
 }  // namespace hadron

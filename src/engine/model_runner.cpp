@@ -116,13 +116,13 @@ void fill_sampling_columns(std::span<const RowSampling> sampling, int64_t n_rows
   const int64_t column_bytes = n_rows * 8;
   std::memset(columns, 0, kSamplingColumns * column_bytes);
   for (int64_t r = 0; r < static_cast<int64_t>(sampling.size()); ++r) {
-    const RowSampling& p = sampling[r];
+    const SampleRowParams& p = sampling[r].params;
     reinterpret_cast<float*>(columns)[r] = p.temperature;
     reinterpret_cast<int32_t*>(columns + column_bytes)[r] = p.top_k;
     reinterpret_cast<float*>(columns + 2 * column_bytes)[r] = p.top_p;
     reinterpret_cast<float*>(columns + 3 * column_bytes)[r] = p.min_p;
-    reinterpret_cast<uint64_t*>(columns + 4 * column_bytes)[r] = p.seed;
-    reinterpret_cast<uint64_t*>(columns + 5 * column_bytes)[r] = p.step;
+    reinterpret_cast<uint64_t*>(columns + 4 * column_bytes)[r] = sampling[r].seed;
+    reinterpret_cast<uint64_t*>(columns + 5 * column_bytes)[r] = sampling[r].step;
   }
 }
 

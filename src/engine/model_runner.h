@@ -37,10 +37,7 @@ struct SequenceStep {
 
 // How to sample one logits row on the device (ops/sampling.h semantics).
 struct RowSampling {
-  float temperature = 0;
-  int32_t top_k = 0;
-  float top_p = 1;
-  float min_p = 0;
+  SampleRowParams params;
   uint64_t seed = 0;
   uint64_t step = 0;  // the sequence's output index: a fresh draw per token
 };

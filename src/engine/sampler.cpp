@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "backends/cpu/sampling.h"
 #include "ops/sampling.h"
 
 namespace hadron {
@@ -12,8 +11,7 @@ int32_t argmax(std::span<const float> values) {
 }
 
 int32_t Sampler::sample(std::span<const float> logits, uint64_t step) const {
-  const SampleRowParams row{params_->temperature, params_->top_k, params_->top_p, params_->min_p};
-  return sample_row_reference(logits, row, sample_uniform(seed_, step));
+  return sample_row_reference(logits, *params_, sample_uniform(seed_, step));
 }
 
 }  // namespace hadron

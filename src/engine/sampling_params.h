@@ -7,13 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "ops/sampling.h"
+
 namespace hadron {
 
-struct SamplingParams {
-  float temperature = 0.0f;  // 0: greedy
-  int top_k = 0;             // 0: off
-  float top_p = 1.0f;
-  float min_p = 0.0f;
+// The token filter (temperature, top_k, top_p, min_p) is the backends' per-row record, so the
+// engine hands it to a sampler as it is.
+struct SamplingParams : SampleRowParams {
   float repetition_penalty = 1.0f;  // over prompt and output tokens (HF semantics)
   float presence_penalty = 0.0f;    // over output tokens (OpenAI semantics)
   float frequency_penalty = 0.0f;

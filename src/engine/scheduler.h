@@ -18,9 +18,13 @@
 
 namespace hadron {
 
+// The defaults of --max-num-seqs (vLLM's) and --max-num-batched-tokens, for every device.
+inline constexpr int64_t kDefaultMaxNumSeqs = 256;
+inline constexpr int64_t kDefaultMaxNumBatchedTokens = 8192;
+
 struct SchedulerConfig {
-  int64_t max_num_seqs = 16;
-  int64_t max_num_batched_tokens = 2048;
+  int64_t max_num_seqs = kDefaultMaxNumSeqs;
+  int64_t max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
   // Admission keeps this many tokens of free KV blocks per running sequence (the new one
   // included); 0: admit while blocks last.
   int64_t reserve_tokens_per_seq = 0;

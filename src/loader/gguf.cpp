@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "loader/json_text.h"
 
 namespace hadron {

@@ -53,37 +53,4 @@ std::string read_text_file(const std::string& path, size_t max_bytes) {
   return text;
 }
 
-bool is_valid_utf8(std::string_view bytes) {
-  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
-  const size_t n = bytes.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char lead = s[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xbf;  // allowed range of the second byte
-    if (lead >= 0xc2 && lead <= 0xdf) {
-      length = 2;
-    } else if (lead >= 0xe0 && lead <= 0xef) {
-      length = 3;
-      if (lead == 0xe0) low = 0xa0;   // overlong
-      if (lead == 0xed) high = 0x9f;  // surrogates
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-      length = 4;
-      if (lead == 0xf0) low = 0x90;   // overlong
-      if (lead == 0xf4) high = 0x8f;  // past U+10FFFF
-    } else {
-      return false;
-    }
-    if (n - i < length || s[i + 1] < low || s[i + 1] > high) return false;
-    for (size_t k = 2; k < length; ++k)
-      if ((s[i + k] & 0xc0) != 0x80) return false;
-    i += length;
-  }
-  return true;
-}
-
 }  // namespace hadron

@@ -18,8 +18,4 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
 // The whole file at `path`; InputError when it cannot be read or exceeds max_bytes.
 std::string read_text_file(const std::string& path, size_t max_bytes);
 
-// True when `bytes` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF), as Rust's str::from_utf8 requires.
-bool is_valid_utf8(std::string_view bytes);
-
 }  // namespace hadron

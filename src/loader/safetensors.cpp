@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "loader/json_text.h"
 
 namespace hadron {

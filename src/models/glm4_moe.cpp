@@ -3,20 +3,20 @@
 // sigmoid routing with a selection-only score correction, grouped top-k and
 // routed_scaling_factor; a shared expert; dense layers before first_k_dense_replace.
 // Multi-token-prediction layers in the checkpoint are skipped.
-#include "models/dense_decoder.h"
+#include "models/decoder_model.h"
 #include "models/registry.h"
 
 namespace hadron {
 
 std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend) {
-  DenseDecoderOptions options;
+  DecoderModelOptions options;
   options.attention.qkv_bias = config.attention_bias;
   options.attention.qk_norm = config.raw.value("use_qk_norm", false);
   options.moe.emplace();
   options.moe->routing = moe_routing_from_config(config, MoeScoring::kSigmoid);
   options.moe->correction_bias = true;
   options.moe->shared_experts = config.moe.n_shared_experts > 0;
-  return std::make_unique<DenseDecoder>(config, backend, options);
+  return std::make_unique<DecoderModel>(config, backend, options);
 }
 
 }  // namespace hadron

@@ -3,13 +3,13 @@
 // a biased router whose softmax over the top-k logits equals the renormalised top-k of a full
 // softmax; experts stored fused and MXFP4-quantised (read packed by the expert op) with
 // biases and a clamped SwiGLU over interleaved gate/up rows.
-#include "models/dense_decoder.h"
+#include "models/decoder_model.h"
 #include "models/registry.h"
 
 namespace hadron {
 
 std::unique_ptr<Model> make_gpt_oss(const ModelConfig& config, Backend& backend) {
-  DenseDecoderOptions options;
+  DecoderModelOptions options;
   options.attention.qkv_bias = config.attention_bias;
   options.attention.o_bias = config.attention_bias;
   options.attention.sinks = true;
@@ -22,7 +22,7 @@ std::unique_ptr<Model> make_gpt_oss(const ModelConfig& config, Backend& backend)
   options.moe->experts.activation = MoeActivation::kClampedSwiGluInterleaved;
   options.moe->experts.swiglu_limit = config.raw.value("swiglu_limit", 7.0f);
   options.moe->experts.swiglu_alpha = 1.702f;  // fixed in the reference implementation
-  return std::make_unique<DenseDecoder>(config, backend, options);
+  return std::make_unique<DecoderModel>(config, backend, options);
 }
 
 }  // namespace hadron

@@ -1,15 +1,15 @@
 // Qwen3ForCausalLM: the dense decoder with per-head q/k RMSNorm before RoPE; head_dim is
 // decoupled from hidden / heads; small variants tie the LM head to the embedding.
-#include "models/dense_decoder.h"
+#include "models/decoder_model.h"
 #include "models/registry.h"
 
 namespace hadron {
 
 std::unique_ptr<Model> make_qwen3(const ModelConfig& config, Backend& backend) {
-  DenseDecoderOptions options;
+  DecoderModelOptions options;
   options.attention.qkv_bias = config.attention_bias;
   options.attention.qk_norm = true;
-  return std::make_unique<DenseDecoder>(config, backend, options);
+  return std::make_unique<DecoderModel>(config, backend, options);
 }
 
 }  // namespace hadron

@@ -147,7 +147,9 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
   size_t needed = 0;
   for (size_t i = 0; i < plan.specs().size(); ++i)
     if (dtypes[i]) needed += plan.specs()[i].numel() * dtype_size(*dtypes[i]);
-  check_weights_fit(needed, backend.free_memory(), backend.name());
+  const std::optional<DeviceMemory> memory = backend.memory();
+  check_weights_fit(needed, memory ? std::optional(memory->free_bytes) : std::nullopt,
+                    backend.name());
   LoadedWeights loaded;
   std::vector<Chunk> chunks;
   for (size_t i = 0; i < plan.specs().size(); ++i) {

@@ -60,6 +60,12 @@ struct AddRmsNorm {
 // add_rms_norm_linear checks this first).
 void check_out_of_place(const AddRmsNorm& norm);
 
+// Bytes of a device's memory: what allocate can still hand out, and all of it.
+struct DeviceMemory {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -73,9 +79,9 @@ class Backend {
 
   // Memory on this backend's device, uninitialised.
   virtual Buffer allocate(size_t bytes) = 0;
-  // Bytes allocate can still hand out (a GPU's free memory); nullopt where the backend cannot
-  // tell (host memory, which the operating system manages).
-  virtual std::optional<size_t> free_memory() { return std::nullopt; }
+  // The device's free and total memory (a GPU's); nullopt where the backend cannot tell (host
+  // memory, which the operating system manages).
+  virtual std::optional<DeviceMemory> memory() { return std::nullopt; }
   // Copies between host and device or within one; same dtype, shape and contiguity.
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // Waits until all queued work is done.
@@ -218,7 +224,7 @@ class Backend {
   virtual void end_step(const StepStaging& staging, const Tensor& sampled);
 
   // One token per row of logits as ops/sampling.h defines it.  logits: F32 [R, V];
-  // tokens: I32 [R].  The default runs the host reference (backends/cpu/sampling.cpp),
+  // tokens: I32 [R].  The default runs the host reference (ops/sampling.cpp),
   // copying through this backend when its device is not the CPU.
   virtual void sample(const Tensor& logits, const SamplingBatch& batch, const Tensor& tokens) {
     sample_on_host(*this, logits, batch, tokens);
@@ -228,7 +234,5 @@ class Backend {
   static void sample_on_host(Backend& backend, const Tensor& logits, const SamplingBatch& batch,
                              const Tensor& tokens);
 };
-
-std::unique_ptr<Backend> make_cpu_backend();
 
 }  // namespace hadron

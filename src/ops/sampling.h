@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/tensor.h"
 
@@ -25,7 +26,17 @@
 
 namespace hadron {
 
-// Device tensors, one entry per row of logits.
+// One row's parameters: the record every sampler reads (the engine's SamplingParams extends it;
+// SamplingBatch holds it as columns).
+struct SampleRowParams {
+  float temperature = 0;  // <= 0: greedy
+  int32_t top_k = 0;      // <= 0: off
+  float top_p = 1;        // >= 1: off
+  float min_p = 0;        // <= 0: off
+};
+
+// Device tensors, one entry per row of logits: SampleRowParams as columns, and the draw's
+// seed and counter.
 struct SamplingBatch {
   Tensor temperature;  // F32 [R]
   Tensor top_k;        // I32 [R]; <= 0: off
@@ -51,5 +62,9 @@ HADRON_HOST_DEVICE inline float sample_uniform(uint64_t seed, uint64_t offset) {
 HADRON_HOST_DEVICE inline uint32_t ordered_key(uint32_t float_bits) {
   return (float_bits & 0x80000000u) ? ~float_bits : float_bits | 0x80000000u;
 }
+
+// The host reference: picks one token from a row of logits with the uniform draw u in [0, 1).
+// Backend::sample's default and the engine's per-sequence Sampler run it.
+int32_t sample_row_reference(std::span<const float> logits, const SampleRowParams& params, float u);
 
 }  // namespace hadron

@@ -86,7 +86,7 @@ void refuse_unsupported(const Fields& fields) {
 SamplingParams parse_sampling(const Fields& f, const SamplingContext& context) {
   refuse_unsupported(f);
   SamplingParams p;
-  const SamplingDefaults& d = context.defaults;
+  const GenerationDefaults& d = context.defaults;
   p.temperature =
       static_cast<float>(f.number("temperature").value_or(d.temperature.value_or(1.0f)));
   check_range(f.param("temperature"), p.temperature, 0, 2);

@@ -7,19 +7,14 @@
 #include <vector>
 
 #include "engine/sampling_params.h"
+#include "loader/generation_defaults.h"
 #include "server/request_fields.h"
 
 namespace hadron::server {
 
-// What the model folder's generation_config.json sets, used when a request leaves a field out.
-struct SamplingDefaults {
-  std::optional<float> temperature, top_p;
-  std::optional<int> top_k;
-};
-
 struct SamplingContext {
   const RequestLimits& limits;
-  const SamplingDefaults& defaults;
+  const GenerationDefaults& defaults;  // used where a request leaves a field out
   int32_t vocab_size = 0;
 };
 

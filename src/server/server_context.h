@@ -24,7 +24,7 @@ struct ServedModel {
   std::optional<chat::ChatTemplate> chat_template;
   std::string bos_token, eos_token;  // for the template
   OutputFormat output_format;        // reasoning and tool-call syntax of its outputs
-  SamplingDefaults defaults;
+  GenerationDefaults defaults;       // the model folder's generation_config.json
   int64_t max_model_len = 0;
   int32_t vocab_size = 0;
 };

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace hadron::tok {
 namespace {

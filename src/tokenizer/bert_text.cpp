@@ -3,8 +3,8 @@
 // unassigned code points such as U+FDD0 (Cn), as the reference shows.
 #include <utf8proc.h>
 
+#include "core/utf8.h"
 #include "tokenizer/normalizer.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {
@@ -86,7 +86,7 @@ void lowercase(std::string& text) {
     if (lower == cp)
       out += ch;
     else
-      append_utf8(out, lower);
+      utf8_append(out, lower);
   });
 }
 

@@ -1,6 +1,6 @@
 #include "tokenizer/byte_level.h"
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace hadron::tok {
 namespace {
@@ -15,7 +15,7 @@ struct ByteMap {
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
       const char32_t cp = printable ? static_cast<char32_t>(b) : 256 + n_extra++;
-      append_utf8(to_char[b], cp);
+      utf8_append(to_char[b], cp);
       to_byte[cp] = b;
     }
   }

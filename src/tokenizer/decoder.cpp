@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_number.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pattern_json.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {

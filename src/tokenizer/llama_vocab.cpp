@@ -8,10 +8,10 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/llama_pre_types.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
-#include "tokenizer/utf8.h"
 #include "tokenizer/wordpiece_model.h"
 
 namespace hadron {
@@ -92,8 +92,7 @@ std::vector<std::pair<std::string, std::string>> merges_from_scores(const LlamaV
     if (type != LlamaTokenType::kNormal && type != LlamaTokenType::kUndefined) continue;
     const std::string& piece = vocab.tokens[id];
     local.clear();
-    for (size_t pos = tok::utf8_len(piece[0]); pos < piece.size();
-         pos += tok::utf8_len(piece[pos])) {
+    for (size_t pos = utf8_len(piece[0]); pos < piece.size(); pos += utf8_len(piece[pos])) {
       const std::optional<int32_t> left = ids.find(std::string_view(piece).substr(0, pos));
       const std::optional<int32_t> right = ids.find(std::string_view(piece).substr(pos));
       if (left && right) local.push_back({*left, *right, vocab.scores[id]});

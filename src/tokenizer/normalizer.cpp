@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/pattern_json.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {}  // namespace

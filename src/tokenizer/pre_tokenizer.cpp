@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pattern_json.h"
 #include "tokenizer/split_patterns.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {

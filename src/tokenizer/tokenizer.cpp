@@ -1,8 +1,8 @@
 #include "tokenizer/tokenizer.h"
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/tokenizer_state.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron {
 
@@ -42,8 +42,8 @@ void encode_run(const TokenizerState& state, std::string_view run, bool at_start
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   const TokenizerState& state = *state_;
   std::string sanitized;
-  if (!tok::is_valid_utf8(text)) {
-    sanitized = tok::utf8_lossy(text);
+  if (!is_valid_utf8(text)) {
+    sanitized = utf8_lossy(text);
     text = sanitized;
   }
   std::vector<int32_t> ids;
@@ -73,7 +73,7 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_to
     for (const int32_t id : ids) {
       if (keep(id)) bytes += state.id_bytes[id];
     }
-    return tok::is_valid_utf8(bytes) ? bytes : tok::utf8_lossy(bytes);
+    return is_valid_utf8(bytes) ? bytes : utf8_lossy(bytes);
   }
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());

@@ -1,7 +1,6 @@
 #include "tokenizer/wordpiece_model.h"
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::tok {
 namespace {

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/model_runner.h"
@@ -48,7 +49,6 @@ std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_bloc
   EngineOptions options;
   options.async_scheduling = async.value_or(async_param());
   options.model_path = kModel;
-  options.device = "cpu";
   options.max_model_len = 96;
   options.block_size = 8;
   options.max_num_seqs = max_num_seqs;
@@ -57,7 +57,7 @@ std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_bloc
   options.enable_prefix_caching = prefix_caching;
   options.kv_reserve_per_seq = kv_reserve_per_seq;
   options.verbose = false;
-  return LoadedModel::load(options);
+  return LoadedModel::load(options, make_cpu_backend());
 }
 
 std::vector<int32_t> random_prompt(std::mt19937& rng, int min_len, int max_len) {

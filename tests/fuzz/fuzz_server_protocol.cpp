@@ -21,7 +21,7 @@ using hadron::server::ParsedDelta;
 void check_request(std::string_view body) {
   using namespace hadron::server;
   static const RequestLimits limits;
-  static const SamplingDefaults defaults{0.7f, 0.9f, 20};
+  static const hadron::GenerationDefaults defaults{0.7f, 0.9f, 20, {}};
   try {
     const Json json = parse_body(body, limits);
     const Fields fields(json);

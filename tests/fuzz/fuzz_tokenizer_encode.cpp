@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/utf8.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace {
 
@@ -51,7 +51,7 @@ void check(const hadron::Tokenizer& tokenizer, std::string_view text, bool add_s
   }
   for (const bool skip : {false, true}) {
     const std::string whole = tokenizer.decode(ids, skip);
-    if (!hadron::tok::is_valid_utf8(whole)) __builtin_trap();
+    if (!hadron::is_valid_utf8(whole)) __builtin_trap();
     hadron::IncrementalDecoder stream(tokenizer, skip);
     std::string joined;
     for (const int32_t id : ids) joined += stream.push(id);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/generator.h"
 #include "fixture_util.h"
 
@@ -34,12 +35,11 @@ class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
     EngineOptions options;
     options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + GetParam().model_dir;
     options.config_path = options.model_path + "/" + GetParam().config_file;
-    options.device = "cpu";
     options.max_model_len = 128;
     options.max_num_seqs = 4;
     options.max_num_batched_tokens = 64;
     options.verbose = false;
-    model_ = LoadedModel::load(options);
+    model_ = LoadedModel::load(options, make_cpu_backend());
     fixture_ = testing::read_fixture(GetParam().name);
   }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/backend_factory.h"
 #include "core/error.h"
 #include "engine/generator.h"
 #include "fixture_util.h"
@@ -32,13 +33,12 @@ void PrintTo(const GpuCase& c, std::ostream* out) { *out << c.fixture; }
 std::unique_ptr<LoadedModel> load_on(const GpuCase& c, const std::string& device) {
   EngineOptions options;
   options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + c.model_dir;
-  options.device = device;
   options.max_model_len = 128;
   options.max_num_seqs = 4;
   options.max_num_batched_tokens = 64;
   options.num_kv_blocks = 64;
   options.verbose = false;
-  return LoadedModel::load(options);
+  return LoadedModel::load(options, make_backend(device));
 }
 
 class GpuFixtureTest : public ::testing::TestWithParam<GpuCase> {};
@@ -133,14 +133,13 @@ TEST_P(GpuFixtureTest, GraphDecodeEqualsEager) {
   const testing::Fixture fixture = testing::read_fixture(GetParam().fixture);
   EngineOptions options;
   options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + GetParam().model_dir;
-  options.device = "cuda";
   options.max_model_len = 128;
   options.max_num_seqs = 8;
   options.max_num_batched_tokens = 256;
   options.num_kv_blocks = 128;
   options.enable_prefix_caching = false;  // both runs prefill the same tokens the same way
   options.verbose = false;
-  auto model = LoadedModel::load(options);
+  auto model = LoadedModel::load(options, make_backend("cuda"));
   for (int batch : {1, 2, 4, 8}) {
     std::vector<GenerationRequest> requests;
     for (int i = 0; i < batch; ++i) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
 
 namespace hadron {

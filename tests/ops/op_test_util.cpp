@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
 #include "core/dtype.h"
 

@@ -1,4 +1,4 @@
-// The host sampling reference (backends/cpu/sampling.cpp) against its definition in
+// The host sampling reference (ops/sampling.cpp) against its definition in
 // ops/sampling.h, checked by brute force on small vocabularies.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "backends/cpu/sampling.h"
+#include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
+#include "ops/sampling.h"
 
 namespace hadron {
 namespace {

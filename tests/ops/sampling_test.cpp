@@ -3,7 +3,7 @@
 // that lands within rounding of a boundary (u or top_p within 1e-5) may differ; such a
 // mismatch is accepted only when the reference gives the GPU's token for some u' within 1e-5
 // of u (at top_p or top_p +- 1e-5).
-#include "backends/cpu/sampling.h"
+#include "ops/sampling.h"
 
 #include <algorithm>
 #include <cmath>

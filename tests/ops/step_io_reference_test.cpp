@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "ops/backend.h"
 #include "step_staging.h"

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/generator.h"
 
 namespace hadron {
@@ -17,13 +18,12 @@ const std::string kModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwe
 std::unique_ptr<LoadedModel> load() {
   EngineOptions options;
   options.model_path = kModel;
-  options.device = "cpu";
   options.max_model_len = 96;
   options.block_size = 8;
   options.max_num_seqs = 16;
   options.max_num_batched_tokens = 64;
   options.verbose = false;
-  return LoadedModel::load(options);
+  return LoadedModel::load(options, make_cpu_backend());
 }
 
 SamplingParams greedy(int64_t max_tokens) {

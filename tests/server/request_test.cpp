@@ -33,7 +33,7 @@ TEST(RequestBody, LimitsAndShapes) {
 
 SamplingParams sampling(const std::string& body) {
   static const RequestLimits limits;
-  static const SamplingDefaults defaults{0.7f, 0.9f, 20};
+  static const GenerationDefaults defaults{0.7f, 0.9f, 20, {}};
   const Json json = Json::parse(body);
   return parse_sampling(Fields(json), {limits, defaults, 1000});
 }

@@ -6,9 +6,9 @@
 
 #include <random>
 
+#include "core/utf8.h"
 #include "reference_data.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::test {
 namespace {
@@ -38,7 +38,7 @@ void check_random_streams(const Tokenizer& tokenizer) {
     std::string joined;
     for (const int32_t id : ids) {
       const std::string piece = stream.push(id);
-      ASSERT_TRUE(tok::is_valid_utf8(piece)) << "seed " << seed << " round " << round;
+      ASSERT_TRUE(is_valid_utf8(piece)) << "seed " << seed << " round " << round;
       joined += piece;
     }
     joined += stream.finish();

@@ -7,14 +7,14 @@
 
 #include <cstdlib>
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace hadron::test {
 namespace {
 
 std::u32string nfc(const std::u32string& text, utf8proc_option_t options) {
   std::string utf8;
-  for (const char32_t cp : text) tok::append_utf8(utf8, cp);
+  for (const char32_t cp : text) utf8_append(utf8, cp);
   utf8proc_uint8_t* out = nullptr;
   const utf8proc_ssize_t n =
       utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
@@ -22,7 +22,7 @@ std::u32string nfc(const std::u32string& text, utf8proc_option_t options) {
                    static_cast<utf8proc_option_t>(options | UTF8PROC_STABLE));
   std::u32string result;
   const std::string_view mapped(reinterpret_cast<const char*>(out), n > 0 ? n : 0);
-  for (size_t pos = 0; pos < mapped.size();) result += tok::next_code_point(mapped, pos);
+  for (size_t pos = 0; pos < mapped.size();) result += next_code_point(mapped, pos);
   std::free(out);
   return result;
 }

@@ -5,9 +5,9 @@
 
 #include <map>
 
+#include "core/utf8.h"
 #include "reference_data.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace hadron::test {
 namespace {
@@ -94,7 +94,7 @@ TEST_P(ReferenceTest, IncrementalEqualsDecode) {
         std::string joined;
         for (const int32_t id : ids) {
           const std::string piece = stream.push(id);
-          ASSERT_TRUE(tok::is_valid_utf8(piece)) << group << ": " << ids_string(ids);
+          ASSERT_TRUE(is_valid_utf8(piece)) << group << ": " << ids_string(ids);
           if (whole.find(kReplacementChar) == std::string::npos) {
             ASSERT_EQ(piece.find(kReplacementChar), std::string::npos) << ids_string(ids);
           }

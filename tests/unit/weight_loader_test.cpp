@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"

@@ -2,6 +2,8 @@
 // accumulation, multithreaded over rows/heads with the global ThreadPool.
 #pragma once
 
+#include <memory>
+
 #include "ops/backend.h"
 
 namespace hadron {
@@ -42,6 +44,8 @@ class CpuBackend final : public Backend {
                    const MoeExpertWeights& weights, const MoeExpertParams& params,
                    const Tensor& workspace, const Tensor& out) override;
 };
+
+std::unique_ptr<Backend> make_cpu_backend();
 
 // Reads element i of a float tensor of any float dtype as fp32.
 float load_f32(const Tensor& t, int64_t i);

@@ -14,11 +14,4 @@ std::unique_ptr<Backend> make_cuda_backend(int device_idx = 0);
 // Number of visible CUDA devices (0 when there is no driver or no GPU).
 int cuda_device_count();
 
-// Free and total memory of GPU `device_idx`, in bytes.
-struct DeviceMemory {
-  size_t free_bytes = 0;
-  size_t total_bytes = 0;
-};
-DeviceMemory cuda_device_memory(int device_idx = 0);
-
 }  // namespace hadron

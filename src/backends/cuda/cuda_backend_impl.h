@@ -87,7 +87,7 @@ class CudaBackend final : public Backend {
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  std::optional<size_t> free_memory() override;
+  std::optional<DeviceMemory> memory() override;
   Buffer allocate_host(size_t bytes) override;
   void copy_async(const Tensor& src, const Tensor& dst) override;
   std::unique_ptr<DeviceEvent> record_event() override;

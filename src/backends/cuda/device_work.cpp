@@ -31,10 +31,10 @@ class CudaGraph final : public DeviceGraph {
 
 }  // namespace
 
-std::optional<size_t> CudaBackend::free_memory() {
-  size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return free_bytes;
+std::optional<DeviceMemory> CudaBackend::memory() {
+  DeviceMemory memory;
+  CUDA_CHECK(cudaMemGetInfo(&memory.free_bytes, &memory.total_bytes));
+  return memory;
 }
 
 Buffer CudaBackend::allocate_host(size_t bytes) {

@@ -12,14 +12,14 @@
 
 namespace hadron {
 
-struct DenseDecoderOptions {
+struct DecoderModelOptions {
   AttentionOptions attention;
   std::optional<MoeOptions> moe;  // for MoE configs
 };
 
-class DenseDecoder : public Model {
+class DecoderModel : public Model {
  public:
-  DenseDecoder(const ModelConfig& config, Backend& backend, const DenseDecoderOptions& options);
+  DecoderModel(const ModelConfig& config, Backend& backend, const DecoderModelOptions& options);
 
   void declare_weights(WeightPlan& plan) override;
   void prepare(int64_t max_positions) override;
@@ -36,7 +36,7 @@ class DenseDecoder : public Model {
     MoeBlock moe;
   };
 
-  DenseDecoderOptions options_;
+  DecoderModelOptions options_;
   Tensor embed_tokens_, final_norm_, lm_head_;
   std::vector<Layer> layers_;
   Buffer cos_sin_storage_;

@@ -1,46 +1,8 @@
-#include "chat/utf8.h"
+#include "chat/py_unicode.h"
 
 #include <utf8proc.h>
 
 namespace hadron::chat {
-
-std::u32string utf8_decode(std::string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    utf8proc_int32_t c = 0;
-    auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + i),
-                              static_cast<utf8proc_ssize_t>(s.size() - i), &c);
-    if (n <= 0) {
-      out.push_back(0xFFFD);
-      i += 1;
-    } else {
-      out.push_back(static_cast<char32_t>(c));
-      i += static_cast<size_t>(n);
-    }
-  }
-  return out;
-}
-
-void utf8_append(std::string& out, char32_t c) {
-  utf8proc_uint8_t buf[4];
-  auto n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), buf);
-  out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
-}
-
-std::string utf8_encode(std::u32string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char32_t c : s) utf8_append(out, c);
-  return out;
-}
-
-size_t utf8_length(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 bool py_isspace(char32_t c) {
   if (c <= 0x20) return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);

@@ -1,6 +1,6 @@
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
-namespace hadron::tok {
+namespace hadron {
 namespace {
 
 // Length of the well-formed sequence at bytes[pos], or 0 with `subpart` set to the length of
@@ -51,7 +51,8 @@ char32_t next_code_point(std::string_view text, size_t& pos) {
   return cp;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
+void utf8_append(std::string& out, char32_t cp) {
+  if (cp > 0x10FFFF) cp = 0xFFFD;  // no UTF-8 form
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {
@@ -67,6 +68,34 @@ void append_utf8(std::string& out, char32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+std::u32string utf8_decode(std::string_view text) {
+  std::u32string out;
+  out.reserve(text.size());
+  size_t pos = 0, subpart = 0;
+  while (pos < text.size()) {
+    if (valid_sequence_len(text, pos, subpart) == 0) {
+      out.push_back(0xFFFD);
+      pos += subpart;
+    } else {
+      out.push_back(next_code_point(text, pos));
+    }
+  }
+  return out;
+}
+
+std::string utf8_encode(std::u32string_view code_points) {
+  std::string out;
+  out.reserve(code_points.size());
+  for (char32_t cp : code_points) utf8_append(out, cp);
+  return out;
+}
+
+size_t utf8_length(std::string_view text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 bool is_valid_utf8(std::string_view text) {
@@ -106,4 +135,4 @@ bool is_whitespace(char32_t cp) {
          cp == 0x205F || cp == 0x3000;
 }
 
-}  // namespace hadron::tok
+}  // namespace hadron

@@ -1,5 +1,6 @@
-// Host reference of token sampling: sorts where the GPU selects by radix, sums in double.
-#include "backends/cpu/sampling.h"
+// The host reference of token sampling (sorts where the GPU selects by radix, sums in double)
+// and Backend::sample's default, which runs it row by row.
+#include "ops/sampling.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "models/dense_decoder.h"
+#include "models/decoder_model.h"
 
 #include <utility>
 
@@ -7,14 +7,14 @@
 
 namespace hadron {
 
-DenseDecoder::DenseDecoder(const ModelConfig& config, Backend& backend,
-                           const DenseDecoderOptions& options)
+DecoderModel::DecoderModel(const ModelConfig& config, Backend& backend,
+                           const DecoderModelOptions& options)
     : Model(config, backend), options_(options), layers_(config.n_layers) {
   HADRON_CHECK(static_cast<int64_t>(config.layer_types.size()) == config.n_layers,
                "{} layer types for {} layers", config.layer_types.size(), config.n_layers);
 }
 
-void DenseDecoder::declare_weights(WeightPlan& plan) {
+void DecoderModel::declare_weights(WeightPlan& plan) {
   const int64_t hidden = config_.hidden_size;
   plan.add(&embed_tokens_, "model.embed_tokens.weight", {config_.vocab_size, hidden});
   for (int64_t i = 0; i < config_.n_layers; ++i) {
@@ -41,7 +41,7 @@ void DenseDecoder::declare_weights(WeightPlan& plan) {
     plan.add(&lm_head_, "lm_head.weight", {config_.vocab_size, hidden});
 }
 
-void DenseDecoder::prepare(int64_t max_positions) {
+void DecoderModel::prepare(int64_t max_positions) {
   if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
   for (Layer& layer : layers_)
     if (layer.sparse) layer.moe.prepare(backend_);
@@ -54,11 +54,11 @@ void DenseDecoder::prepare(int64_t max_positions) {
       cos_sin_);
 }
 
-std::vector<KvLayerSpec> DenseDecoder::kv_layers() const {
+std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
   return std::vector<KvLayerSpec>(config_.n_layers, {config_.n_kv_heads, config_.head_dim});
 }
 
-Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) {
+Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) {
   const int64_t n_tokens = meta.n_tokens, hidden = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const DType act = backend_.activation_dtype();
@@ -102,7 +102,7 @@ Tensor DenseDecoder::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   return rows;
 }
 
-void DenseDecoder::compute_logits(const Tensor& hidden, const Tensor& logits) {
+void DecoderModel::compute_logits(const Tensor& hidden, const Tensor& logits) {
   backend_.linear(hidden, lm_head_, Tensor{}, logits);
 }
 

@@ -1,17 +1,9 @@
-// UTF-8 helpers for Python's code-point string semantics (len, slicing, case, whitespace).
+// Python's str semantics for one code point (case, whitespace, character classes); strings are
+// decoded with core/utf8.h, so len and slicing count code points as Python does.
 #pragma once
-
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace hadron::chat {
 
-// Decodes UTF-8 into code points; an invalid byte becomes U+FFFD (input is JSON text, so valid).
-std::u32string utf8_decode(std::string_view s);
-std::string utf8_encode(std::u32string_view s);
-void utf8_append(std::string& out, char32_t c);
-size_t utf8_length(std::string_view s);
 // Python's str.isspace() for one code point.
 bool py_isspace(char32_t c);
 char32_t py_upper(char32_t c);
