@@ -4,16 +4,10 @@
 #include <chrono>
 #include <random>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace hadron {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
                std::vector<int32_t> extra_eos_token_ids)

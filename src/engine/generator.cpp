@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace hadron {
@@ -27,8 +28,7 @@ std::vector<GenerationResult> generate(LoadedModel& model,
       GenerationResult& result = results[out.request_id];
       auto& tokens = result.completions[out.index];
       if (tokens.empty() && out.index == 0 && ++n_started == requests.size())
-        local.first_token_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        local.first_token_seconds = seconds_since(start);
       tokens.insert(tokens.end(), out.token_ids.begin(), out.token_ids.end());
       result.texts[out.index] += out.text;
       if (out.finished) result.finish_reasons[out.index] = out.finish_reason;
@@ -38,7 +38,7 @@ std::vector<GenerationResult> generate(LoadedModel& model,
   }
   if (stats) {
     for (const GenerationRequest& r : requests) local.prompt_tokens += r.prompt.size();
-    local.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    local.seconds = seconds_since(start);
     local.engine = engine.stats();
     *stats = local;
   }

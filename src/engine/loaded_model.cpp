@@ -4,16 +4,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
 
 namespace hadron {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // KV blocks for the device: --num-kv-blocks or --kv-cache-memory-bytes when given; where the
 // backend knows its memory (a GPU), what --gpu-memory-utilization leaves once weights and

@@ -43,16 +43,21 @@ size_t element_bytes(GgufType type) {
   return 0;
 }
 
-// Where the bytes come from: a span (the fuzzer, tests) or a file read as it is parsed.
-class Source {
+}  // namespace
+
+// Where the bytes come from: a span (the fuzzer, tests) or a file read as it is parsed. Outside
+// the anonymous namespace because GgufMetadata::Parser, declared in the header, holds one.
+class GgufSource {
  public:
-  virtual ~Source() = default;
+  virtual ~GgufSource() = default;
   virtual uint64_t remaining() const = 0;
   // Reads exactly n <= remaining() bytes.
   virtual void read(void* out, size_t n) = 0;
 };
 
-class SpanSource final : public Source {
+namespace {
+
+class SpanSource final : public GgufSource {
  public:
   explicit SpanSource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
   uint64_t remaining() const override { return bytes_.size() - pos_; }
@@ -66,7 +71,7 @@ class SpanSource final : public Source {
   size_t pos_ = 0;
 };
 
-class FileSource final : public Source {
+class FileSource final : public GgufSource {
  public:
   explicit FileSource(const std::string& path) : in_(path, std::ios::binary) {
     if (!in_) input_error("cannot open GGUF file {}", path);
@@ -93,7 +98,7 @@ class FileSource final : public Source {
 
 class GgufMetadata::Parser {
  public:
-  Parser(Source& source, GgufMetadata& out) : source_(source), out_(out) {}
+  Parser(GgufSource& source, GgufMetadata& out) : source_(source), out_(out) {}
 
   void parse() {
     char magic[4];
@@ -233,7 +238,7 @@ class GgufMetadata::Parser {
     }
   }
 
-  Source& source_;
+  GgufSource& source_;
   GgufMetadata& out_;
   uint64_t offset_ = 0;
 };

@@ -43,7 +43,7 @@ void check_tool_choice(const Fields& f, bool& tools_offered) {
               "decoding, which hadron does not have yet; use 'auto' or 'none'");
 }
 
-ChatRequest parse_request(const Json& body, ServerContext& context) {
+ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
   const Fields f(body);
   const ServedModel& served = context.model;
   check_model(f, served);
@@ -239,7 +239,7 @@ class ChatStream final : public EventSource {
 
 void handle_chat_completions(ServerContext& context, const httplib::Request& request,
                              httplib::Response& response) {
-  ChatRequest r = parse_request(parse_body(request.body, context.limits), context);
+  ChatRequest r = parse_chat_request(parse_body(request.body, context.limits), context);
   if (r.stream) {
     respond_with_events(response, std::make_shared<ChatStream>(context, std::move(r), request));
     return;

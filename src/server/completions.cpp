@@ -73,7 +73,7 @@ struct CompletionRequest {
   std::optional<int64_t> max_tokens;
 };
 
-CompletionRequest parse_request(const Json& body, ServerContext& context) {
+CompletionRequest parse_completion_request(const Json& body, ServerContext& context) {
   const Fields f(body);
   check_model(f, context.model);
   CompletionRequest r;
@@ -262,7 +262,7 @@ Json collect(ServerContext& context, CompletionRequest& r, Run& run) {
 
 void handle_completions(ServerContext& context, const httplib::Request& request,
                         httplib::Response& response) {
-  CompletionRequest r = parse_request(parse_body(request.body, context.limits), context);
+  CompletionRequest r = parse_completion_request(parse_body(request.body, context.limits), context);
   std::unique_ptr<Run> run = start(r, context, request);
   if (r.stream) {
     respond_with_events(response,

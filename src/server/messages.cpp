@@ -93,7 +93,7 @@ struct MessagesRequest {
   bool stream = false;
 };
 
-MessagesRequest parse_request(const Json& body, ServerContext& context) {
+MessagesRequest parse_messages_request(const Json& body, ServerContext& context) {
   const Fields f(body);
   const ServedModel& served = context.model;
   check_model(f, served);
@@ -247,7 +247,7 @@ class MessagesStream final : public EventSource {
 
 void handle_messages(ServerContext& context, const httplib::Request& request,
                      httplib::Response& response) {
-  MessagesRequest r = parse_request(parse_body(request.body, context.limits), context);
+  MessagesRequest r = parse_messages_request(parse_body(request.body, context.limits), context);
   if (r.stream) {
     respond_with_events(response, std::make_shared<MessagesStream>(context, std::move(r), request));
     return;
