@@ -4,7 +4,7 @@
 # dependent launch on and off (HADRON_PDL=0: same binary) and the 128/128 throughput run.
 # Each step has a time limit; logs go to $OUT (else build-gpu/decode-logs), 8 files at most.
 #
-#   bench/run_decode_gpu.sh CONFIG_DIR      e.g. .fixture-work/shared/data/configs/Qwen__Qwen3-8B
+#   bench/run_decode_gpu.sh CONFIG_DIR      e.g. tests/data/configs/Qwen__Qwen3-8B
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"

@@ -6,7 +6,7 @@
 # tokens of each). Each step has a time limit so a slow one cannot starve the next; logs go
 # to $OUT (else build-gpu/moe-logs), 8 files at most.
 #
-#   bench/run_moe_gpu.sh CONFIGS_DIR     e.g. .fixture-work/shared/data/configs
+#   bench/run_moe_gpu.sh CONFIGS_DIR     e.g. tests/data/configs
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU machine (../shared/GPU.md): configure with the unpacked Debian packages in .deps/
+# On a GPU machine without network: configure with the unpacked Debian packages in .deps/
 # (scripts/offline-deps.sh), build for sm_90a with ninja on all cores, run the gpu-labelled
 # tests, then the kernel benchmark; prints a short table last. Full logs go to $OUT when set
 # (else build-gpu/logs).

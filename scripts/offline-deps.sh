@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads the Debian packages hadron's build needs into .deps/ and unpacks them there, so a
-# machine without network and without these -dev packages (the GPU machine, ../shared/GPU.md)
+# machine without network and without these -dev packages (a GPU machine, say)
 # can configure with `source .deps/env.sh` (CMAKE_PREFIX_PATH, PKG_CONFIG_PATH).
 # Run where apt can reach Debian's registry; rerunning replaces .deps/.
 set -euo pipefail

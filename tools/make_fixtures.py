@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny random checkpoints with Hugging Face transformers' reference outputs.
 
-Each fixture shrinks a real config from ../shared/data/configs (keeping its architecture and
+Each fixture shrinks a real config from tests/data/configs (keeping its architecture and
 quirks: rope scaling, tied embeddings, q/k norm, decoupled head_dim), initialises random
 weights, saves them with save_pretrained in the fixture's storage dtype, reloads them in
 float32 with eager attention and records, for a few prompts of awkward lengths:
@@ -15,8 +15,8 @@ Files per fixture (tests/fixtures/<name>/):
   reference.json        prompts, continuations, versions, storage dtype, seed
   logits_<i>.npy        float32 [len(prompt) + len(continuation), vocab]
 
-Usage: python3 tools/make_fixtures.py --shared ../shared --out tests/fixtures
-Needs torch and transformers (run on the GPU machine, see ../shared/GPU.md; CPU is enough).
+Usage: python3 tools/make_fixtures.py [--data tests/data] [--out tests/fixtures]
+Needs torch and transformers (a machine with them installed; CPU is enough).
 """
 import argparse
 import copy
@@ -352,9 +352,9 @@ def build_fixture(original, storage_dtype, out, seed):
     return reference, packed, prompts, continuations
 
 
-def make_fixture(name, shared, out_root, seed):
+def make_fixture(name, data, out_root, seed):
     source, overrides, storage_dtype = FIXTURES[name]
-    with open(os.path.join(shared, "data", "configs", source, "config.json")) as f:
+    with open(os.path.join(data, "configs", source, "config.json")) as f:
         original = shrink(json.load(f), overrides)
     out = os.path.join(out_root, name)
     os.makedirs(out, exist_ok=True)
@@ -402,8 +402,9 @@ def make_fixture(name, shared, out_root, seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..",
-                                                         "shared"))
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "tests",
+                                                       "data"),
+                        help="folder holding configs/<org>__<model>/config.json")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests",
                                                       "fixtures"))
     parser.add_argument("--only", nargs="*", default=sorted(FIXTURES))
@@ -411,7 +412,7 @@ def main():
     args = parser.parse_args()
     print(f"transformers {transformers.__version__}, torch {torch.__version__}")
     for name in args.only:
-        make_fixture(name, args.shared, args.out, args.seed)
+        make_fixture(name, args.data, args.out, args.seed)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,17 @@ struct InspectArgs {
 
 std::string gigabytes(double bytes) { return fmt::format("{:.3f} GB", bytes / 1e9); }
 
+// Whether a folder holds *.safetensors files or their index: a config-only folder is a normal
+// thing to inspect, so its missing checkpoint is a note, not an error.
+bool has_safetensors(const std::filesystem::path& dir) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) return true;
+  }
+  return false;
+}
+
 void run_inspect(const InspectArgs& args) {
   const ModelConfig config = load_model_config(args.model_dir);
   std::printf("%s\n", describe(config).c_str());
@@ -32,7 +43,14 @@ void run_inspect(const InspectArgs& args) {
   std::printf("weight memory: F32 %s, BF16/F16 %s, FP8 %s\n", gigabytes(4 * n_params).c_str(),
               gigabytes(2 * n_params).c_str(), gigabytes(n_params).c_str());
   if (args.load_format == "dummy") return;
-  const Checkpoint checkpoint = Checkpoint::open(args.model_dir);
+  std::filesystem::path dir = args.model_dir;
+  if (!std::filesystem::is_directory(dir)) dir = dir.parent_path();  // DIR/config.json
+  if (dir.empty()) dir = ".";
+  if (args.load_format == "auto" && !has_safetensors(dir)) {
+    std::printf("checkpoint: no safetensors files in %s (config only)\n", dir.c_str());
+    return;
+  }
+  const Checkpoint checkpoint = Checkpoint::open(dir.string());
   double bytes = 0;
   for (const std::string& name : checkpoint.names()) bytes += checkpoint.find(name)->nbytes;
   std::printf("checkpoint: %zu tensors, %s\n", checkpoint.size(), gigabytes(bytes).c_str());

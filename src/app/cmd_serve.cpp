@@ -28,6 +28,7 @@ struct ServeArgs {
   std::string api_key;
   std::string served_model_name;
   std::string chat_template;  // a file or the template text
+  bool trust_request_chat_template = false;
   std::string tool_call_parser = "auto";
   std::string reasoning_parser = "auto";
   int tensor_parallel_size = 1;
@@ -74,6 +75,7 @@ server::ServedModel describe_model(const ServeArgs& args, const Tokenizer* token
                                                                 : args.engine.model_path;
   served.tokenizer = tokenizer;
   load_template(args, served);
+  served.trust_request_chat_template = args.trust_request_chat_template;
   served.defaults = defaults;
   return served;
 }
@@ -183,6 +185,8 @@ void setup_serve(CLI::App& app) {
   command->add_option("--served-model-name", args->served_model_name,
                       "the model name clients use (default: --model)");
   command->add_option("--chat-template", args->chat_template, "a Jinja file or template text");
+  command->add_flag("--trust-request-chat-template", args->trust_request_chat_template,
+                    "render a request's own chat_template field (else it is a 400)");
   command->add_option("--tool-call-parser", args->tool_call_parser,
                       "auto (from the template), none, hermes, qwen3_coder, glm45, deepseek_v3, "
                       "llama3_json, openai");

@@ -82,14 +82,12 @@ class Progress {
     const std::lock_guard lock(mutex_);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = seconds > 0 ? done / seconds / 1e9 : 0;
+    const std::string amount = load_progress_amount(done, total_, seconds);
     if (terminal_) {
-      std::fprintf(stderr, "\rloading weights [%-50s] %3d%% %.1f/%.1f GB %.1f GB/s%s",
-                   std::string(step, '#').c_str(), step * 2, done / 1e9, total_ / 1e9, rate,
-                   step == steps ? "\n" : "");
+      std::fprintf(stderr, "\rloading weights [%-50s] %3d%% %s%s", std::string(step, '#').c_str(),
+                   step * 2, amount.c_str(), step == steps ? "\n" : "");
     } else {
-      std::fprintf(stderr, "loading weights: %d%% (%.1f of %.1f GB, %.1f GB/s)\n",
-                   step * 100 / steps, done / 1e9, total_ / 1e9, rate);
+      std::fprintf(stderr, "loading weights: %d%% (%s)\n", step * 100 / steps, amount.c_str());
     }
   }
 
@@ -171,6 +169,15 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
 }
 
 }  // namespace
+
+std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds) {
+  const auto [scale, unit] = total_bytes >= 1000000000 ? std::pair{1e9, "GB"}
+                             : total_bytes >= 1000000  ? std::pair{1e6, "MB"}
+                                                       : std::pair{1e3, "kB"};
+  const double rate = seconds > 0 ? done_bytes / seconds / scale : 0;
+  return fmt::format("{:.1f} of {:.1f} {}, {:.1f} {}/s", done_bytes / scale, total_bytes / scale,
+                     unit, rate, unit);
+}
 
 void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
                        const std::string& device) {

@@ -39,4 +39,8 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
                                  uint64_t seed, bool show_progress = false);
 
+// The progress bar's amount, "0.3 of 1.2 GB, 2.1 GB/s", in GB, MB or kB as the total needs, so
+// that a small model's progress does not read "0.0 of 0.0 GB".
+std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds);
+
 }  // namespace hadron

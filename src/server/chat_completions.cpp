@@ -48,19 +48,12 @@ ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
   const ServedModel& served = context.model;
   check_model(f, served);
   ChatRequest r;
-  Json messages = openai_messages(f, context.limits);
-  Json tools = openai_tools(f);
-  r.tools_offered = !tools.is_null();
+  ChatInputs inputs = openai_chat_inputs(f, served, context.limits);
+  r.tools_offered = !inputs.tools.is_null();
   check_tool_choice(f, r.tools_offered);
-  Json kwargs = Json::object();
-  if (const Json* extra = f.get("chat_template_kwargs")) {
-    if (!extra->is_object()) f.wrong_type("chat_template_kwargs", "an object");
-    kwargs = *extra;
-  }
   if (std::optional<std::string> effort = f.string("reasoning_effort"))
-    kwargs["reasoning_effort"] = *effort;
-  r.prompt = render_chat(served, std::move(messages), std::move(tools), kwargs,
-                         f.boolean("add_generation_prompt").value_or(true));
+    inputs.kwargs["reasoning_effort"] = *effort;
+  r.prompt = render_chat(served, std::move(inputs));
   r.params = parse_sampling(f, {context.limits, served.defaults, served.vocab_size});
   adapt_sampling(served.output_format, r.params);
   r.params.logprobs = top_logprobs(f, context.limits);

@@ -89,24 +89,50 @@ Json openai_tools(const Fields& fields) {
   return tools->empty() ? Json(nullptr) : *tools;
 }
 
-ChatPrompt render_chat(const ServedModel& served, Json messages, Json tools, const Json& kwargs,
-                       bool add_generation_prompt) {
-  if (!served.chat_template)
+ChatInputs openai_chat_inputs(const Fields& fields, const ServedModel& served,
+                              const RequestLimits& limits) {
+  ChatInputs inputs;
+  inputs.messages = openai_messages(fields, limits);
+  inputs.tools = openai_tools(fields);
+  if (const Json* kwargs = fields.get("chat_template_kwargs")) {
+    if (!kwargs->is_object()) fields.wrong_type("chat_template_kwargs", "an object");
+    inputs.kwargs = *kwargs;
+  }
+  inputs.add_generation_prompt = fields.boolean("add_generation_prompt").value_or(true);
+  const std::optional<std::string> source = fields.string("chat_template");
+  if (!source) return inputs;
+  if (!served.trust_request_chat_template)
+    bad_request("chat_template",
+                "a request's own chat_template is refused: this server renders only its "
+                "model's template (start it with --trust-request-chat-template to allow them)");
+  try {
+    inputs.chat_template = chat::ChatTemplate::parse(*source);
+  } catch (const InputError& e) {
+    bad_request("chat_template", "'chat_template' is not a valid template: {}", e.what());
+  }
+  return inputs;
+}
+
+ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
+  const chat::ChatTemplate* chat_template =
+      inputs.chat_template ? &*inputs.chat_template
+                           : (served.chat_template ? &*served.chat_template : nullptr);
+  if (chat_template == nullptr)
     bad_request("messages",
                 "this model has no chat template; use /v1/completions or start the "
                 "server with --chat-template");
   if (served.tokenizer == nullptr) bad_request("messages", "this model has no tokenizer");
   Json context = Json::object();
-  if (kwargs.is_object())
-    for (const auto& [key, value] : kwargs.items()) context[key] = value;
-  context["messages"] = std::move(messages);
-  if (!tools.is_null()) context["tools"] = std::move(tools);
-  context["add_generation_prompt"] = add_generation_prompt;
+  if (inputs.kwargs.is_object())
+    for (const auto& [key, value] : inputs.kwargs.items()) context[key] = value;
+  context["messages"] = std::move(inputs.messages);
+  if (!inputs.tools.is_null()) context["tools"] = std::move(inputs.tools);
+  context["add_generation_prompt"] = inputs.add_generation_prompt;
   context["bos_token"] = served.bos_token;
   context["eos_token"] = served.eos_token;
   std::string text;
   try {
-    text = served.chat_template->render(context);
+    text = chat_template->render(context);
   } catch (const InputError& e) {
     bad_request("messages", "the chat template failed on this conversation: {}", e.what());
   }

@@ -2,6 +2,7 @@
 // tool-call arguments parsed into objects as templates expect), rendered and tokenized.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "server/server_context.h"
@@ -18,9 +19,23 @@ Json openai_messages(const Fields& fields, const RequestLimits& limits);
 // `tools` of an OpenAI request, checked ({"type": "function", "function": {"name", ...}}).
 Json openai_tools(const Fields& fields);
 
-// Renders the model's template with `messages`, `tools` (null: none) and extra variables
-// (chat_template_kwargs), then tokenizes. 400 when the template fails on this conversation.
-ChatPrompt render_chat(const ServedModel& served, Json messages, Json tools, const Json& kwargs,
-                       bool add_generation_prompt);
+// What a request gives the chat template.
+struct ChatInputs {
+  Json messages;
+  Json tools;                    // null: none
+  Json kwargs = Json::object();  // extra template variables (chat_template_kwargs)
+  bool add_generation_prompt = true;
+  std::optional<chat::ChatTemplate> chat_template;  // the request's own; else the model's
+};
+
+// The OpenAI fields of a chat request (/v1/chat/completions, /tokenize): messages, tools,
+// chat_template_kwargs, add_generation_prompt and vLLM's `chat_template`, which is a 400 unless
+// the server trusts request templates (--trust-request-chat-template) and it parses.
+ChatInputs openai_chat_inputs(const Fields& fields, const ServedModel& served,
+                              const RequestLimits& limits);
+
+// Renders the request's template, or the model's, with the inputs, then tokenizes. 400 when the
+// template fails on this conversation.
+ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs);
 
 }  // namespace hadron::server

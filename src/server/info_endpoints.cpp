@@ -56,10 +56,7 @@ void handle_tokenize(ServerContext& context, const httplib::Request& request,
   check_model(f, context.model);
   std::vector<int32_t> ids;
   if (f.get("messages") != nullptr) {
-    Json kwargs = f.get("chat_template_kwargs") ? *f.get("chat_template_kwargs") : Json::object();
-    ids = render_chat(context.model, openai_messages(f, context.limits), openai_tools(f), kwargs,
-                      f.boolean("add_generation_prompt").value_or(true))
-              .ids;
+    ids = render_chat(context.model, openai_chat_inputs(f, context.model, context.limits)).ids;
   } else {
     const std::optional<std::string> prompt = f.string("prompt");
     if (!prompt) throw ApiError(422, "'prompt' or 'messages' is required", "prompt", "missing");

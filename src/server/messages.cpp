@@ -98,13 +98,13 @@ MessagesRequest parse_messages_request(const Json& body, ServerContext& context)
   const ServedModel& served = context.model;
   check_model(f, served);
   MessagesRequest r;
-  Json tools = anthropic_tools(f);
-  r.tools_offered = !tools.is_null();
-  Json kwargs = Json::object();
+  ChatInputs inputs;
+  inputs.tools = anthropic_tools(f);
+  inputs.messages = anthropic_messages(f, context.limits);
+  r.tools_offered = !inputs.tools.is_null();
   if (const Json* thinking = f.get("thinking"))
-    kwargs["enable_thinking"] = Fields(*thinking, "thinking").string("type") == "enabled";
-  r.prompt =
-      render_chat(served, anthropic_messages(f, context.limits), std::move(tools), kwargs, true);
+    inputs.kwargs["enable_thinking"] = Fields(*thinking, "thinking").string("type") == "enabled";
+  r.prompt = render_chat(served, std::move(inputs));
   Json sampling = Json::object();  // Anthropic's names for the shared fields
   for (const char* key : {"temperature", "top_p", "top_k"})
     if (const Json* v = f.get(key)) sampling[key] = *v;

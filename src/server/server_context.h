@@ -22,9 +22,10 @@ struct ServedModel {
   std::string root;                      // the model folder
   const Tokenizer* tokenizer = nullptr;  // null: token-id prompts only
   std::optional<chat::ChatTemplate> chat_template;
-  std::string bos_token, eos_token;  // for the template
-  OutputFormat output_format;        // reasoning and tool-call syntax of its outputs
-  GenerationDefaults defaults;       // the model folder's generation_config.json
+  bool trust_request_chat_template = false;  // render a request's own `chat_template`
+  std::string bos_token, eos_token;          // for the template
+  OutputFormat output_format;                // reasoning and tool-call syntax of its outputs
+  GenerationDefaults defaults;               // the model folder's generation_config.json
   int64_t max_model_len = 0;
   int32_t vocab_size = 0;
 };

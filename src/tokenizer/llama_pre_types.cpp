@@ -1,6 +1,6 @@
 // Each entry restates the pre_tokenizer of the Hugging Face tokenizer.json that llama.cpp's
 // convert_hf_to_gguf_update.py names it after (the regexes of llama.cpp's llama-vocab.cpp are
-// its own approximations of these); the test vectors in shared/data check them.
+// its own approximations of these); the test vectors in tests/data check them.
 #include "tokenizer/llama_pre_types.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Finding a model folder's template and special tokens, on the shared configs and on
+// Finding a model folder's template and special tokens, on the test data's configs and on
 // synthetic folders for the other layouts.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path configs() { return fs::path(HADRON_SHARED_DIR) / "data/configs"; }
+fs::path configs() { return fs::path(HADRON_TEST_DATA_DIR) / "configs"; }
 
 class TempDir {
  public:

@@ -39,10 +39,10 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
   return out;
 }
 
-// shared/data/chat-templates/*/*.jinja, and every model folder under shared/data/configs
+// tests/data/chat-templates/*/*.jinja, and every model folder under tests/data/configs
 // that has a template (chat_template.jinja or tokenizer_config.json's chat_template).
 std::vector<NamedTemplate> collect_templates() {
-  fs::path data = fs::path(HADRON_SHARED_DIR) / "data";
+  fs::path data = HADRON_TEST_DATA_DIR;
   std::vector<NamedTemplate> out;
   for (const fs::path& group : sorted_entries(data / "chat-templates"))
     for (const fs::path& file : sorted_entries(group))
@@ -89,7 +89,7 @@ ordered_json make_context(const ordered_json& conversation, const NamedTemplate&
 TEST(ChatTemplateReference, AllTemplatesAllConversationsMatchTransformers) {
   std::vector<NamedTemplate> templates = collect_templates();
   auto conversations = collect_conversations();
-  ASSERT_GE(templates.size(), 18u) << "chat templates missing under " << HADRON_SHARED_DIR;
+  ASSERT_GE(templates.size(), 18u) << "chat templates missing under " << HADRON_TEST_DATA_DIR;
   ASSERT_GE(conversations.size(), 10u);
   std::vector<RenderCase> cases;
   for (const NamedTemplate& t : templates)

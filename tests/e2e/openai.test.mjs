@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startServer, metric, settledMetric } from './server.mjs';
+import { startServer, metric, settledMetric, post } from './server.mjs';
 
 let server, client, model;
 
@@ -177,6 +177,39 @@ test('chat: tools pass through the template and the response keeps its shape', a
   assert.equal(r.choices[0].message.role, 'assistant');
   await assert.rejects(client.chat.completions.create({ model, messages, tools, tool_choice: 'required', ...greedy }),
     (e) => e.status === 400);
+});
+
+// vLLM's per-request chat_template: a 400 unless the server was started with
+// --trust-request-chat-template; then the request's template is the one rendered.
+const bracketed = '{% for m in messages %}<<{{ m.content }}>>{% endfor %}';
+const hello = [{ role: 'user', content: 'Hello there' }];
+
+test('chat: a request chat_template is refused with 400 without --trust-request-chat-template', async () => {
+  await assert.rejects(client.chat.completions.create({ model, messages: hello, chat_template: bracketed, ...greedy }),
+    (e) => e.status === 400 && e.error.type === 'invalid_request_error' && e.error.param === 'chat_template' &&
+      /--trust-request-chat-template/.test(e.message));
+  const r = await post(server.url, '/tokenize', { model, messages: hello, chat_template: bracketed });
+  assert.equal(r.status, 400, r.text);
+  assert.equal(r.json.error.param, 'chat_template');
+});
+
+test('chat: with --trust-request-chat-template the request template is rendered', async () => {
+  const trusting = await startServer(['--trust-request-chat-template']);
+  try {
+    const c = new OpenAI({ baseURL: `${trusting.url}/v1`, apiKey: 'unused' });
+    const own = await post(trusting.url, '/tokenize', { model, messages: hello, chat_template: bracketed });
+    const text = await post(trusting.url, '/tokenize', { model, prompt: '<<Hello there>>', add_special_tokens: false });
+    const plain = await post(trusting.url, '/tokenize', { model, messages: hello });
+    assert.equal(own.status, 200, own.text);
+    assert.deepEqual(own.json.tokens, text.json.tokens);
+    assert.notDeepEqual(plain.json.tokens, own.json.tokens);
+    const r = await c.chat.completions.create({ model, messages: hello, chat_template: bracketed, ...greedy });
+    assert.equal(r.usage.prompt_tokens, own.json.count);
+    await assert.rejects(c.chat.completions.create({ model, messages: hello, chat_template: '{% if %}', ...greedy }),
+      (e) => e.status === 400 && e.error.param === 'chat_template');
+  } finally {
+    assert.equal((await trusting.stop()).code, 0);
+  }
 });
 
 test('a disconnected stream is aborted and its KV freed', async () => {

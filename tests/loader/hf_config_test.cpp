@@ -12,7 +12,7 @@
 namespace hadron {
 namespace {
 
-const std::string kConfigs = std::string(HADRON_SHARED_DIR) + "/data/configs/";
+const std::string kConfigs = std::string(HADRON_TEST_DATA_DIR) + "/configs/";
 
 ModelConfig load(const std::string& model) { return load_model_config(kConfigs + model); }
 

@@ -4,6 +4,7 @@
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/sampling_request.h"
+#include "tokenizer/tokenizer.h"
 
 namespace hadron::server {
 namespace {
@@ -115,6 +116,39 @@ TEST(ChatMessages, NormalisedForTemplates) {
   EXPECT_EQ(status(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [
       {"function": {"name": "f", "arguments": "not json"}}]}]})"),
             400);
+}
+
+// vLLM's per-request `chat_template`: refused (400) unless the server trusts request templates;
+// when trusted it is what gets rendered, and a broken one is a 400, not a crash.
+TEST(ChatTemplateField, RefusedUnlessTrustedThenRendered) {
+  const Tokenizer tokenizer =
+      Tokenizer::load(std::string(HADRON_SOURCE_DIR) + "/models/default/tokenizer.json");
+  ServedModel served;
+  served.tokenizer = &tokenizer;
+  served.chat_template = chat::ChatTemplate::parse("model:{{ messages[0].content }}");
+  const Json body = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}],
+                                    "chat_template": "request:{{ messages[0].content }}"})");
+  const auto inputs = [&] { return openai_chat_inputs(Fields(body), served, RequestLimits{}); };
+  EXPECT_EQ(status_of([&] { inputs(); }), 400);
+
+  served.trust_request_chat_template = true;
+  EXPECT_EQ(render_chat(served, inputs()).ids, tokenizer.encode("request:hi", false));
+  Json plain = body;
+  plain.erase("chat_template");
+  EXPECT_EQ(render_chat(served, openai_chat_inputs(Fields(plain), served, RequestLimits{})).ids,
+            tokenizer.encode("model:hi", false));
+
+  const auto status = [&](const Json& chat_template) {
+    Json b = body;
+    b["chat_template"] = chat_template;
+    return status_of([&] { render_chat(served, openai_chat_inputs(Fields(b), served, {})); });
+  };
+  EXPECT_EQ(status("{% if %}"), 400);                     // does not parse
+  EXPECT_EQ(status("{{ raise_exception('no') }}"), 400);  // fails when rendered
+  EXPECT_EQ(
+      status("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"),
+      400);  // past the render limits
+  EXPECT_EQ(status(5), 422);
 }
 
 }  // namespace

