@@ -74,7 +74,8 @@ TEST(ChatTemplateLimits, ErrorsNameLineAndColumn) {
 }
 
 TEST(ChatTemplateLimits, DeepNestingIsAnErrorNotACrash) {
-  std::string deep_expr = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
+  std::string deep_expr = "{{ ";
+  deep_expr.append(5000, '(').append("1").append(5000, ')').append(" }}");
   EXPECT_NE(error_of(deep_expr).find("nested too deeply"), std::string::npos);
   std::string deep_not = "{{ " + std::string(0, ' ');
   for (int i = 0; i < 5000; ++i) deep_not += "not ";
@@ -82,7 +83,7 @@ TEST(ChatTemplateLimits, DeepNestingIsAnErrorNotACrash) {
   std::string deep_if;
   for (int i = 0; i < 5000; ++i) deep_if += "{% if true %}";
   EXPECT_NE(error_of(deep_if).find("nested too deeply"), std::string::npos);
-  EXPECT_NE(error_of("{{ x" + std::string(5000, '|') + " }}").find("template:1:"),
+  EXPECT_NE(error_of(std::string("{{ x").append(5000, '|').append(" }}")).find("template:1:"),
             std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 // activation in its epilogue); qkv_projection (the decode GEMM with qkv_rope_store's
 // arithmetic in its epilogue).
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -105,8 +106,7 @@ std::string first_differences(const std::vector<float>& actual, const std::vecto
   int shown = 0;
   for (size_t i = 0; i < actual.size() && shown < 8; ++i) {
     if (std::abs(actual[i] - expected[i]) <= 0.02f * (1.0f + std::abs(expected[i]))) continue;
-    text += "[" + std::to_string(i / n) + "," + std::to_string(i % n) + "] " +
-            std::to_string(actual[i]) + " vs " + std::to_string(expected[i]) + "; ";
+    text += fmt::format("[{},{}] {} vs {}; ", i / n, i % n, actual[i], expected[i]);
     ++shown;
   }
   return text;
