@@ -33,11 +33,12 @@ std::string corpus_document() {
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    std::string content = text.str();
-    for (size_t pos = 0; (pos = content.find(separator, pos)) != std::string::npos;) {
-      content.replace(pos, separator.size(), "\n");
-    }
-    document += content + "\n";
+    const std::string content = text.str();
+    size_t start = 0;  // each separator becomes one newline
+    for (size_t pos; (pos = content.find(separator, start)) != std::string::npos;
+         start = pos + separator.size())
+      document.append(content, start, pos - start).append("\n");
+    document.append(content, start).append("\n");
   }
   std::string repeated;
   for (int i = 0; i < kRepeats; ++i) repeated += document;

@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* any, int he
   constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
   static_assert(kThreads % kChunks == 0 && kRows % kRowStep == 0);
   const int chunk = threadIdx.x % kChunks;
-  const bool in_head = chunk * 8 < head_dim;
+  const bool in_head = head_dim == kD || chunk * 8 < head_dim;  // folds where exact
 #pragma unroll
   for (int row = threadIdx.x / kChunks; row < kRows; row += kRowStep) {
     const bf16* src = in_head ? src_of(row) : nullptr;
@@ -64,7 +64,7 @@ __device__ __forceinline__ void load_kv_tiles(uint32_t k_tile, uint32_t v_tile, 
                                               int head_dim, int n_start, int kv_len) {
   constexpr int kChunks = kD / 8, kRowStep = kThreads / kChunks;
   const int chunk = threadIdx.x % kChunks;
-  const bool in_head = chunk * 8 < head_dim;
+  const bool in_head = head_dim == kD || chunk * 8 < head_dim;  // folds where exact
 #pragma unroll
   for (int row = threadIdx.x / kChunks; row < kBlockN; row += kRowStep) {
     const int key = n_start + row;
