@@ -111,6 +111,8 @@ std::string describe(const ModelConfig& config) {
     if (!quant.fmt.empty()) text += " " + quant.fmt;
     if (!quant.weight_block_size.empty())
       text += fmt::format(", block [{}]", fmt::join(quant.weight_block_size, ", "));
+    if (!quant.activation_scheme.empty())
+      text += fmt::format(", {} activation scales", quant.activation_scheme);
     text += fmt::format(", {} modules not converted\n", quant.modules_to_not_convert.size());
   }
   text += fmt::format("eos token ids: [{}]", fmt::join(config.eos_token_ids, ", "));

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "loader/fp8_weights.h"
 
 namespace hadron {
 namespace {
@@ -26,7 +27,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 // Problems found while matching a plan against a checkpoint, reported all at once.
-std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& checkpoint) {
+std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& checkpoint,
+                                    const QuantConfig& quant) {
   std::vector<std::string> problems;
   std::set<std::string> used;
   for (const WeightSpec& spec : plan.specs()) {
@@ -42,7 +44,11 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
       } else if (spec.raw ? info->dtype != DType::U8 : !is_float(info->dtype)) {
         problems.push_back(fmt::format("{} in {}: dtype {} is not {}", source.name, info->file,
                                        dtype_name(info->dtype), spec.raw ? "U8" : "a float type"));
+      } else if (std::string fp8 = fp8_problem(checkpoint, *info, quant); !fp8.empty()) {
+        problems.push_back(std::move(fp8));
       }
+      if (info != nullptr && find_fp8_scale(checkpoint, *info) != nullptr)
+        for (std::string& name : fp8_companion_names(source.name)) used.insert(std::move(name));
     }
   }
   for (const std::string& name : checkpoint.names())
@@ -168,6 +174,34 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
   return loaded;
 }
 
+// A checkpoint tensor feeding a spec, with its scales when it is FP8.
+struct SpecSource {
+  const TensorInfo* info;
+  std::optional<Fp8Scales> fp8;
+};
+
+// Writes elements [begin, end) of a spec, its sources' elements concatenated, to dst in dtype.
+void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, int64_t end,
+                       void* dst, DType dtype) {
+  char* cursor = static_cast<char*>(dst);
+  int64_t source_begin = 0;
+  for (const auto& [info, fp8] : sources) {
+    const int64_t source_end = source_begin + info->numel();
+    const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
+    if (from < to) {
+      if (fp8) {
+        dequantize_fp8(*info, *fp8, from - source_begin, to - source_begin, cursor, dtype);
+      } else {
+        const char* src =
+            static_cast<const char*>(info->data) + (from - source_begin) * dtype_size(info->dtype);
+        convert_dtype(src, info->dtype, cursor, dtype, to - from);
+      }
+      cursor += (to - from) * dtype_size(dtype);
+    }
+    source_begin = source_end;
+  }
+}
+
 }  // namespace
 
 std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds) {
@@ -189,8 +223,8 @@ void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
 }
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
-                           bool show_progress) {
-  const std::vector<std::string> problems = check_plan(plan, checkpoint);
+                           bool show_progress, const QuantConfig& quant) {
+  const std::vector<std::string> problems = check_plan(plan, checkpoint, quant);
   if (!problems.empty()) {
     std::string message =
         fmt::format("the checkpoint does not match the model ({} problems):", problems.size());
@@ -199,32 +233,20 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
     throw InputError(message + "\nhint: is config.json from the same checkpoint?");
   }
   std::vector<std::optional<DType>> dtypes;
-  std::vector<std::vector<const TensorInfo*>> sources;
+  std::vector<std::vector<SpecSource>> sources;
   for (const WeightSpec& spec : plan.specs()) {
     const TensorInfo* first = checkpoint.find(spec.sources[0].name);
     dtypes.push_back(first ? std::optional(backend.weight_dtype(first->dtype)) : std::nullopt);
-    std::vector<const TensorInfo*>& infos = sources.emplace_back();
+    std::vector<SpecSource>& infos = sources.emplace_back();
     if (first)  // else optional and absent
-      for (const WeightSource& source : spec.sources) infos.push_back(checkpoint.find(source.name));
+      for (const WeightSource& source : spec.sources) {
+        const TensorInfo* info = checkpoint.find(source.name);
+        infos.push_back({info, read_fp8_scales(checkpoint, *info, quant)});
+      }
   }
-  // The spec's elements are its sources' elements, concatenated.
   return materialise(plan, dtypes, backend, show_progress,
                      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-                       const DType dtype = *dtypes[spec_idx];
-                       char* cursor = static_cast<char*>(dst);
-                       int64_t source_begin = 0;
-                       for (const TensorInfo* info : sources[spec_idx]) {
-                         const int64_t source_end = source_begin + info->numel();
-                         const int64_t from = std::max(begin, source_begin),
-                                       to = std::min(end, source_end);
-                         if (from < to) {
-                           const char* src = static_cast<const char*>(info->data) +
-                                             (from - source_begin) * dtype_size(info->dtype);
-                           convert_dtype(src, info->dtype, cursor, dtype, to - from);
-                           cursor += (to - from) * dtype_size(dtype);
-                         }
-                         source_begin = source_end;
-                       }
+                       fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
                      });
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "loader/hf_config.h"
 #include "loader/safetensors.h"
 #include "loader/weight_plan.h"
 #include "ops/backend.h"
@@ -30,9 +31,10 @@ void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
 
 // Loads every spec (first checking that they fit the backend's free memory). Throws
 // InputError listing every declared tensor that is missing or has the wrong shape, and every
-// checkpoint tensor nobody used (unless the plan allows it).
+// checkpoint tensor nobody used (unless the plan allows it). FP8 weights with scales beside
+// them (loader/fp8_weights.h) are dequantized; `quant` gives their block size.
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
-                           bool show_progress = false);
+                           bool show_progress = false, const QuantConfig& quant = {});
 
 // Fills every spec with seeded random values in the backend's weight dtype for
 // `checkpoint_dtype`: matrices U(-1/sqrt(fan_in), 1/sqrt(fan_in)), vectors 1 + U(-0.1, 0.1).

@@ -149,7 +149,10 @@ TEST(HfConfig, DeepSeekV3MlaYarnFp8) {
   EXPECT_EQ(ds.moe.routed_scaling_factor, 2.5);
   EXPECT_EQ(ds.moe.first_k_dense_replace, 3);
   EXPECT_EQ(ds.n_mtp_layers, 1);
-  EXPECT_NE(describe(ds).find("fp8 e4m3, block [128, 128]"), std::string::npos) << describe(ds);
+  EXPECT_EQ(ds.quant.activation_scheme, "dynamic");
+  EXPECT_NE(describe(ds).find("fp8 e4m3, block [128, 128], dynamic activation scales"),
+            std::string::npos)
+      << describe(ds);
   const ModelConfig v32 = load("deepseek-ai__DeepSeek-V3.2");
   EXPECT_EQ(v32.mla.index_n_heads, 64);
   EXPECT_EQ(v32.mla.index_head_dim, 128);
