@@ -13,6 +13,7 @@
 #include <set>
 #include <span>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "loader/fp8_weights.h"
@@ -86,9 +87,7 @@ class Progress {
  private:
   void draw(size_t done, int step, int steps) {
     const std::lock_guard lock(mutex_);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const std::string amount = load_progress_amount(done, total_, seconds);
+    const std::string amount = load_progress_amount(done, total_, seconds_since(start_));
     if (terminal_) {
       std::fprintf(stderr, "\rloading weights [%-50s] %3d%% %s%s", std::string(step, '#').c_str(),
                    step * 2, amount.c_str(), step == steps ? "\n" : "");
