@@ -112,7 +112,62 @@ FIXTURES = {
                           num_local_experts=4, num_experts_per_tok=2, experts_per_token=2,
                           sliding_window=8, layer_types=["sliding_attention", "full_attention"]),
                      torch.bfloat16),
+    # Multi-head latent attention (DeepSeek-V3 family). deepseek-v3 has a q LoRA, YaRN with
+    # DeepSeek's mscale, a dense first layer and real group-limited routing (8 groups of 2
+    # experts, best 4 kept); moonlight has no q LoRA and a single group.
+    "deepseek-v3": ("deepseek-ai__DeepSeek-V3",
+                    dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                         num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
+                         num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32,
+                         qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                         n_routed_experts=16, n_group=8, topk_group=4, num_experts_per_tok=4,
+                         n_shared_experts=1, num_nextn_predict_layers=0),
+                    torch.bfloat16),
+    "moonlight": ("moonshotai__Moonlight-16B-A3B-Instruct",
+                  dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                       num_hidden_layers=2, first_k_dense_replace=1, num_attention_heads=4,
+                       num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16,
+                       qk_rope_head_dim=8, v_head_dim=16, n_routed_experts=8,
+                       num_experts_per_tok=3, n_shared_experts=2),
+                  torch.bfloat16),
+    # Gated DeltaNet hybrids: three linear-attention layers, then a full-attention one. Four
+    # experts (few MoE layers in qwen3-next): with more, some token's routing nearly ties.
+    # Qwen3.5 is a vision-language model; its fixtures carry a one-block vision tower.
+    "qwen3-next": ("Qwen__Qwen3-Next-80B-A3B-Thinking",
+                   dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                        shared_expert_intermediate_size=48, num_hidden_layers=4,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                        linear_num_key_heads=2, linear_num_value_heads=4,
+                        linear_key_head_dim=16, linear_value_head_dim=24, num_experts=4,
+                        num_experts_per_tok=2, mlp_only_layers=[1, 2]),
+                   torch.bfloat16),
+    "qwen3.5": ("Qwen__Qwen3.5-27B",
+                dict(hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+                     layer_types=["linear_attention"] * 3 + ["full_attention"],
+                     num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                     linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                     linear_value_head_dim=24,
+                     rope_parameters={"mrope_interleaved": True, "mrope_section": [2, 1, 1],
+                                      "rope_type": "default", "rope_theta": 10000000,
+                                      "partial_rotary_factor": 0.25}),
+                torch.bfloat16),
+    "qwen3.5-moe": ("Qwen__Qwen3.5-35B-A3B",
+                    dict(hidden_size=64, moe_intermediate_size=32,
+                         shared_expert_intermediate_size=48, num_hidden_layers=4,
+                         layer_types=["linear_attention"] * 3 + ["full_attention"],
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                         linear_num_key_heads=2, linear_num_value_heads=4,
+                         linear_key_head_dim=16, linear_value_head_dim=24, num_experts=4,
+                         num_experts_per_tok=2,
+                         rope_parameters={"mrope_interleaved": True, "mrope_section": [2, 1, 1],
+                                          "rope_type": "default", "rope_theta": 10000000,
+                                          "partial_rotary_factor": 0.25}),
+                    torch.bfloat16),
 }
+
+# A vision tower just big enough to be built, saved and skipped (Qwen3.5 fixtures).
+TINY_VISION = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
+                   num_position_embeddings=64, deepstack_visual_indexes=[])
 
 # FP4 (e2m1) code -> value, as MXFP4 checkpoints use it: low nibble is the even element.
 FP4_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -120,7 +175,18 @@ FP4_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
 
 
 def shrink(hub_config, overrides):
-    config = dict(hub_config)
+    if "text_config" in hub_config:  # a vision-language model: shrink its text part
+        config = dict(hub_config)
+        config["text_config"] = shrink(hub_config["text_config"], overrides)
+        config["vision_config"] = dict(hub_config["vision_config"], **TINY_VISION,
+                                       out_hidden_size=overrides["hidden_size"])
+        # media token ids outside the vocabulary: no prompt or continuation can hold one
+        for i, key in enumerate(("image_token_id", "video_token_id", "vision_start_token_id",
+                                 "vision_end_token_id")):
+            if key in config:
+                config[key] = VOCAB + 1 + i
+        return config
+    config = {k: v for k, v in hub_config.items() if k != "quantization_config"}
     config.update(overrides)
     config.update(vocab_size=VOCAB, bos_token_id=1,
                   eos_token_id=2, pad_token_id=None, initializer_range=0.1)
@@ -243,6 +309,10 @@ ROUTING_DRAWS = 3           # perturbed runs per sequence
 ROUTING_STABLE = 3e-2       # largest row error a perturbed run may show (the GPU tests' bound)
 ROUTING_MARGIN = 5e-4       # smallest gap allowed between the k-th and (k+1)-th routing score
 ROUTING_ATTEMPTS = 2000
+# Random MLA and DeltaNet fixtures amplify that noise to 10-60% row errors on every seed tried
+# (2026-11-28): for them only the float32 margin is required, which is what the CPU tests need;
+# their GPU tests compare against the CPU engine. The instability is still recorded.
+ROUTING_MARGIN_ONLY = {"deepseek-v3", "qwen3-next", "qwen3.5-moe"}
 
 
 def moe_blocks(model):
@@ -257,7 +327,7 @@ def routing_scores(block, x, model_type):
     logits = torch.nn.functional.linear(x, router.weight, getattr(router, "bias", None))
     if model_type == "gpt_oss":
         return logits
-    if model_type == "glm4_moe":
+    if model_type in ("glm4_moe", "deepseek_v3"):
         return logits.sigmoid() + getattr(router, "e_score_correction_bias", 0)
     return logits.softmax(-1)
 
@@ -268,12 +338,26 @@ def routing_margin(model, sequences):
     blocks = moe_blocks(model)
     if not blocks:
         return math.inf
-    k, model_type = model.config.num_experts_per_tok, model.config.model_type
+    text_config = model.config.get_text_config()
+    k, model_type = text_config.num_experts_per_tok, text_config.model_type
     margins = []
+
+    groups, groups_kept = getattr(text_config, "n_group", 1), getattr(text_config, "topk_group", 1)
 
     def capture(module, args, kwargs):
         x = args[0] if args else kwargs["hidden_states"]
-        top = routing_scores(module, x.reshape(-1, x.shape[-1]), model_type).topk(k + 1).values
+        scores = routing_scores(module, x.reshape(-1, x.shape[-1]), model_type)
+        if model_type == "deepseek_v3" and groups > 1:
+            # DeepSeek's group-limited choice: groups ranked by their two best experts' sum,
+            # then the top k among the kept groups' experts.
+            grouped = scores.reshape(scores.shape[0], groups, -1)
+            group_scores = grouped.topk(2).values.sum(-1)
+            top_groups = group_scores.topk(groups_kept + 1).values
+            margins.append((top_groups[:, -2] - top_groups[:, -1]).min().item())
+            kept = group_scores.topk(groups_kept).indices
+            mask = torch.zeros_like(group_scores, dtype=torch.bool).scatter_(1, kept, True)
+            scores = grouped.masked_fill(~mask.unsqueeze(-1), -math.inf).reshape(scores.shape)
+        top = scores.topk(k + 1).values
         margins.append((top[:, k - 1] - top[:, k]).min().item())
 
     hooks = [b.register_forward_pre_hook(capture, with_kwargs=True) for b in blocks]
@@ -310,12 +394,14 @@ def routing_instability(model, sequences):
     worst = 0.0
     with torch.no_grad():
         clean = [model(torch.tensor([seq])).logits[0] for seq in sequences]
-        in_bf16 = copy.deepcopy(model).to(torch.bfloat16)
-        for seq, ref in zip(sequences, clean):
-            worst = max(worst, row_error(in_bf16(torch.tensor([seq])).logits[0], ref))
-        del in_bf16
-        if worst > ROUTING_STABLE:
-            return worst
+        # A whole-model bf16 run of a hybrid measures its recurrence's bf16 error, not routing.
+        if "linear_attention" not in getattr(model.config.get_text_config(), "layer_types", []):
+            in_bf16 = copy.deepcopy(model).to(torch.bfloat16)
+            for seq, ref in zip(sequences, clean):
+                worst = max(worst, row_error(in_bf16(torch.tensor([seq])).logits[0], ref))
+            del in_bf16
+            if worst > ROUTING_STABLE:
+                return worst
         hooks = [b.register_forward_pre_hook(perturb, with_kwargs=True) for b in blocks]
         try:
             for _ in range(ROUTING_DRAWS):
@@ -327,25 +413,36 @@ def routing_instability(model, sequences):
     return worst
 
 
-def build_fixture(original, storage_dtype, out, seed):
+def model_class_for(original):
+    """Vision-language checkpoints are saved whole (their tower included), as released."""
+    if "vision_config" in original:
+        return transformers.AutoModelForImageTextToText
+    return AutoModelForCausalLM
+
+
+def build_fixture(original, storage_dtype, out, seed, stable):
     """Random weights from seed, saved in out; returns (reference model, MXFP4 blocks,
     prompts, continuations), or None when routing is unstable on the prompts alone (a cheap
     first check: the continuations take most of the time)."""
     torch.manual_seed(seed)
     kwargs = {k: v for k, v in original.items() if k != "model_type"}
     config = AutoConfig.for_model(original["model_type"], **kwargs)
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model_class = model_class_for(original)
+    model = model_class.from_config(config, dtype=torch.float32)
     randomise_norms(model, torch.Generator().manual_seed(seed))
     randomise_biases(model, torch.Generator().manual_seed(seed + 1))
     packed = mxfp4_experts(model, config) if original["model_type"] == "gpt_oss" else {}
     model.to(storage_dtype).save_pretrained(out, safe_serialization=True)
 
-    reference = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
-                                                     attn_implementation="eager").eval()
+    reference = model_class.from_pretrained(out, dtype=torch.float32,
+                                            attn_implementation="eager").eval()
     rng = np.random.default_rng(seed)
     prompts = [[int(t) for t in rng.integers(3, VOCAB, size=n)] for n in PROMPT_LENGTHS]
-    if (routing_margin(reference, prompts) < ROUTING_MARGIN or
-            routing_instability(reference, prompts) > ROUTING_STABLE):
+    margin = routing_margin(reference, prompts)
+    instability = routing_instability(reference, prompts) if margin >= ROUTING_MARGIN else None
+    if instability is None or (stable and instability > ROUTING_STABLE):
+        if seed % 50 == 0:
+            print(f"  seed {seed}: routing margin {margin:.2e}, instability {instability}")
         return None
     with torch.no_grad():
         continuations = [greedy(reference, prompt, CONTINUATION) for prompt in prompts]
@@ -363,7 +460,8 @@ def make_fixture(name, data, out_root, seed):
         f.write("\n")
 
     for attempt in range(ROUTING_ATTEMPTS):
-        built = build_fixture(original, storage_dtype, out, seed + attempt)
+        stable = name not in ROUTING_MARGIN_ONLY
+        built = build_fixture(original, storage_dtype, out, seed + attempt, stable)
         if built is None:
             continue
         reference, packed, prompts, continuations = built
@@ -372,7 +470,7 @@ def make_fixture(name, data, out_root, seed):
         if margin < ROUTING_MARGIN:
             continue
         instability = routing_instability(reference, sequences)
-        if instability <= ROUTING_STABLE:
+        if not stable or instability <= ROUTING_STABLE:
             break
     else:
         raise RuntimeError(f"{name}: no seed in {ROUTING_ATTEMPTS} gives stable routing")
