@@ -30,6 +30,22 @@ bool has_safetensors(const std::filesystem::path& dir) {
   return false;
 }
 
+// KV cache values and BF16 bytes one token takes, over all layers.
+void print_kv_per_token(const std::vector<KvLayerSpec>& layers) {
+  int64_t values = 0;
+  for (const KvLayerSpec& layer : layers) values += layer.values_per_token();
+  if (layers.empty()) return;
+  const KvLayerSpec& first = layers.front();
+  const std::string per_layer =
+      first.is_latent()
+          ? fmt::format("latent {} + rope key {}", first.latent_dim,
+                        first.head_dim - first.latent_dim)
+          : fmt::format("K and V {} heads x {}", first.n_kv_heads, first.head_dim);
+  std::printf("kv cache per token: %lld values over %zu layers (%s per layer), %lld bytes in BF16\n",
+              static_cast<long long>(values), layers.size(), per_layer.c_str(),
+              static_cast<long long>(values * 2));
+}
+
 void run_inspect(const InspectArgs& args) {
   const ModelConfig config = load_model_config(args.model_dir);
   std::printf("%s\n", describe(config).c_str());
@@ -42,6 +58,7 @@ void run_inspect(const InspectArgs& args) {
               plan.specs().size());
   std::printf("weight memory: F32 %s, BF16/F16 %s, FP8 %s\n", gigabytes(4 * n_params).c_str(),
               gigabytes(2 * n_params).c_str(), gigabytes(n_params).c_str());
+  print_kv_per_token(model->kv_layers());
   if (args.load_format == "dummy") return;
   std::filesystem::path dir = args.model_dir;
   if (!std::filesystem::is_directory(dir)) dir = dir.parent_path();  // DIR/config.json

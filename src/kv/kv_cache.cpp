@@ -8,7 +8,7 @@ size_t KvCache::bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t 
                                 DType dtype) {
   size_t bytes = 0;
   for (const KvLayerSpec& layer : layers)
-    bytes += 2 * block_size * layer.n_kv_heads * layer.head_dim * dtype_size(dtype);
+    bytes += block_size * layer.values_per_token() * dtype_size(dtype);
   return bytes;
 }
 
@@ -22,6 +22,10 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
   char* cursor = static_cast<char*>(storage_.data());
   for (const KvLayerSpec& layer : layers) {
     for (auto* list : {&k_, &v_}) {
+      if (list == &v_ && layer.is_latent()) {
+        list->emplace_back();
+        continue;
+      }
       Tensor t =
           Tensor::view_of(cursor, dtype, {n_blocks, block_size, layer.n_kv_heads, layer.head_dim},
                           backend.device());

@@ -1,5 +1,6 @@
 // The paged KV pool: per attention layer, K and V caches of n_blocks blocks of block_size
-// tokens, allocated on the backend's device.
+// tokens, allocated on the backend's device. A multi-head latent attention (MLA) layer keeps
+// one cache: per token the compressed latent and the rope key, no V.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,16 @@ namespace hadron {
 struct KvLayerSpec {
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;
+  // MLA: k_cache holds per token [latent | rope key] (one head of head_dim = latent_dim +
+  // rope_dim values, as made by latent()); there is no v_cache.
+  int64_t latent_dim = 0;
+
+  static KvLayerSpec latent(int64_t latent_dim, int64_t rope_dim) {
+    return {1, latent_dim + rope_dim, latent_dim};
+  }
+  bool is_latent() const { return latent_dim > 0; }
+  // Values one token keeps in this layer's caches.
+  int64_t values_per_token() const { return (is_latent() ? 1 : 2) * n_kv_heads * head_dim; }
 };
 
 class KvCache {
@@ -22,14 +33,15 @@ class KvCache {
   void allocate(Backend& backend, const std::vector<KvLayerSpec>& layers, int64_t n_blocks,
                 int64_t block_size, DType dtype);
 
-  // k_cache(l), v_cache(l): [n_blocks, block_size, n_kv_heads, head_dim]
+  // k_cache(l), v_cache(l): [n_blocks, block_size, n_kv_heads, head_dim]; for a latent
+  // layer k_cache(l) is [n_blocks, block_size, 1, latent_dim + rope_dim] and v_cache(l) undefined.
   const Tensor& k_cache(int layer) const { return k_[layer]; }
   const Tensor& v_cache(int layer) const { return v_[layer]; }
   int64_t n_blocks() const { return n_blocks_; }
   int64_t block_size() const { return block_size_; }
   size_t bytes() const { return storage_.bytes(); }
 
-  // Bytes one block takes over all layers, K and V.
+  // Bytes one block takes over all layers, K and V (or latent).
   static size_t bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t block_size,
                                 DType dtype);
 

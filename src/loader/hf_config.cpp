@@ -97,6 +97,11 @@ void read_all(const ConfigReader& config, const json& root, ModelConfig& out) {
   out.mla = read_mla(config);
   out.head_dim = read_head_dim(config, out);
   out.rope = read_rope(config, out.max_position_embeddings);
+  // transformers' DeepseekV3Config defaults rope_interleave to true (DeepSeek's and Moonshot's
+  // own modeling code always rotates adjacent pairs of the rope part).
+  if (!config.has("rope_interleave") &&
+      (out.model_type == "deepseek_v3" || out.model_type == "kimi_k2"))
+    out.rope.interleaved = true;
   out.moe = read_moe(config, out.intermediate_size, out.n_layers);
   if (!out.is_moe() && out.intermediate_size <= 0)
     config.fail("intermediate_size", "is missing (required by a dense model)");

@@ -25,7 +25,10 @@ void DecoderModel::declare_weights(WeightPlan& plan) {
     AttentionOptions attention = options_.attention;
     if (config_.layer_types[i] == LayerKind::kSlidingAttention)
       attention.sliding_window = static_cast<int>(config_.sliding_window);
-    layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
+    if (options_.mla)
+      layer.mla.declare(plan, prefix + "self_attn.", config_);
+    else
+      layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
     layer.sparse = options_.moe.has_value() && is_sparse_layer(config_, i);
     if (layer.sparse)
       layer.moe.declare(plan, prefix, config_, *options_.moe);
@@ -45,7 +48,8 @@ void DecoderModel::prepare(int64_t max_positions) {
   if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
   for (Layer& layer : layers_)
     if (layer.sparse) layer.moe.prepare(backend_);
-  const int64_t rotary_dim = rope_rotary_dim(config_.rope, config_.head_dim);
+  const int64_t rotary_dim = options_.mla ? config_.mla.qk_rope_head_dim
+                                          : rope_rotary_dim(config_.rope, config_.head_dim);
   const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
   cos_sin_storage_ = backend_.allocate(table.size() * sizeof(float));
   cos_sin_ = cos_sin_storage_.view(DType::F32, {max_positions, rotary_dim});
@@ -55,7 +59,10 @@ void DecoderModel::prepare(int64_t max_positions) {
 }
 
 std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
-  return std::vector<KvLayerSpec>(config_.n_layers, {config_.n_kv_heads, config_.head_dim});
+  const KvLayerSpec spec =
+      options_.mla ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim)
+                   : KvLayerSpec{config_.n_kv_heads, config_.head_dim};
+  return std::vector<KvLayerSpec>(config_.n_layers, spec);
 }
 
 Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) {
@@ -82,8 +89,13 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   const size_t layer_mark = arena.used();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    layer.attention.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(i),
-                            kv.v_cache(i), cos_sin_, arena, branch);
+    const int idx = static_cast<int>(i);
+    if (options_.mla)
+      layer.mla.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
+                        cos_sin_, arena, branch);
+    else
+      layer.attention.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
+                              kv.v_cache(idx), cos_sin_, arena, branch);
     if (i > 0) advance();
     if (layer.sparse) {  // the router and the experts both read the normed input
       backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);

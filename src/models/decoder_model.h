@@ -1,19 +1,22 @@
 // A pre-norm decoder (Llama family): embedding, N x [RMSNorm, attention, RMSNorm,
 // gated MLP or mixture of experts] with residuals, final RMSNorm, LM head (optionally tied to
-// the embedding). With MoE options, the layers is_sparse_layer picks use experts.
+// the embedding). With MoE options, the layers is_sparse_layer picks use experts; with `mla`,
+// every layer's attention is multi-head latent attention over a latent cache.
 #pragma once
 
 #include <optional>
 #include <vector>
 
 #include "models/attention_block.h"
+#include "models/mla_attention.h"
 #include "models/model.h"
 #include "models/moe_block.h"
 
 namespace hadron {
 
 struct DecoderModelOptions {
-  AttentionOptions attention;
+  AttentionOptions attention;     // unless mla
+  bool mla = false;               // MlaAttention (DeepSeek-V3) instead of AttentionBlock
   std::optional<MoeOptions> moe;  // for MoE configs
 };
 
@@ -31,6 +34,7 @@ class DecoderModel : public Model {
   struct Layer {
     Tensor input_norm, post_attention_norm;
     AttentionBlock attention;
+    MlaAttention mla;  // options_.mla
     bool sparse = false;  // moe, else mlp
     GatedMlp mlp;
     MoeBlock moe;

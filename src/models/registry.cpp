@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "models/mla_attention.h"
 
 namespace hadron {
 namespace {
@@ -12,6 +13,7 @@ constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"LlamaForCausalLM", make_llama},        {"Qwen3ForCausalLM", make_qwen3},
     {"Qwen3MoeForCausalLM", make_qwen3_moe}, {"MixtralForCausalLM", make_mixtral},
     {"Glm4MoeForCausalLM", make_glm4_moe},   {"GptOssForCausalLM", make_gpt_oss},
+    {"DeepseekV3ForCausalLM", make_deepseek_v3},
 };
 
 }  // namespace
@@ -27,8 +29,12 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend)
     if (config.architecture != name) continue;
     std::unique_ptr<Model> model = factory(config, backend);
     // Shapes the backend cannot run are refused here, before any weight loads.
-    for (const KvLayerSpec& layer : model->kv_layers())
-      backend.check_attention(config.n_heads, layer.n_kv_heads, layer.head_dim);
+    for (const KvLayerSpec& layer : model->kv_layers()) {
+      if (layer.is_latent())
+        backend.check_mla(mla_params_from_config(config));
+      else
+        backend.check_attention(config.n_heads, layer.n_kv_heads, layer.head_dim);
+    }
     return model;
   }
   std::string supported;

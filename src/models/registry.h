@@ -17,6 +17,7 @@ std::unique_ptr<Model> make_qwen3_moe(const ModelConfig& config, Backend& backen
 std::unique_ptr<Model> make_mixtral(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_gpt_oss(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_deepseek_v3(const ModelConfig& config, Backend& backend);
 
 // Architectures that can run today.
 std::vector<std::string> supported_architectures();

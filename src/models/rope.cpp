@@ -59,6 +59,12 @@ void apply_yarn(const RopeConfig& rope, int64_t rotary_dim, std::vector<double>&
 
 }  // namespace
 
+double mla_softmax_mscale(const RopeConfig& rope) {
+  if (rope.mscale_all_dim == 0) return 1.0;
+  const double mscale = yarn_mscale(rope.factor, rope.mscale_all_dim);
+  return mscale * mscale;
+}
+
 int64_t rope_rotary_dim(const RopeConfig& rope, int64_t head_dim) {
   const auto rotary_dim = static_cast<int64_t>(head_dim * rope.partial_rotary_factor);
   return rotary_dim - rotary_dim % 2;

@@ -16,6 +16,10 @@ std::vector<double> rope_inv_freq(const RopeConfig& rope, int64_t rotary_dim);
 std::vector<float> rope_cos_sin_table(const RopeConfig& rope, int64_t rotary_dim,
                                       int64_t n_positions);
 
+// DeepSeek's factor on the softmax scale under YaRN: yarn_get_mscale(factor, mscale_all_dim)^2
+// when the config gives mscale_all_dim, else 1 (as transformers' DeepseekV3Attention).
+double mla_softmax_mscale(const RopeConfig& rope);
+
 // The rotary dimension of a head: head_dim * partial_rotary_factor.
 int64_t rope_rotary_dim(const RopeConfig& rope, int64_t head_dim);
 

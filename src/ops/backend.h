@@ -34,6 +34,24 @@ struct QkvParams {
   RopeStyle style = RopeStyle::kNeox;
 };
 
+// Shapes of a multi-head latent attention (MLA) layer (DeepSeek-V2/V3), whose cache keeps per
+// token one compressed latent and one rope key shared by all heads. A head's query is
+// [q_nope (nope_dim) | q_rope (rope_dim)]; its key [W_k latent | k_rope] and its value
+// W_v latent, W_k and W_v being the head's rows of kv_b_proj.
+struct MlaParams {
+  int64_t n_heads = 0;
+  int64_t nope_dim = 0;    // qk_nope_head_dim
+  int64_t rope_dim = 0;    // qk_rope_head_dim
+  int64_t latent_dim = 0;  // kv_lora_rank
+  int64_t v_dim = 0;       // v_head_dim
+  float norm_eps = 1e-6f;  // kv_a_layernorm's
+  RopeStyle style = RopeStyle::kInterleaved;
+  float scale = 1.0f;  // softmax scale: qk_head_dim^-0.5, times DeepSeek YaRN's mscale^2
+
+  int64_t qk_dim() const { return nope_dim + rope_dim; }
+  int64_t entry_dim() const { return latent_dim + rope_dim; }  // values per cached token
+};
+
 struct AttentionParams {
   float scale = 1.0f;       // softmax scale, usually 1/sqrt(head_dim)
   int sliding_window = 0;   // 0: full causal; else attend to the last `sliding_window` keys
@@ -175,6 +193,29 @@ class Backend {
   virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                          const BatchMeta& meta, const AttentionParams& params,
                          const Tensor& out) = 0;
+
+  // Multi-head latent attention (MlaParams). Backends without it refuse MLA models up front:
+  // check_mla throws an input error naming the backend, as do the two ops below.
+  virtual void check_mla(const MlaParams& params) const;
+
+  // MLA's step between its projections and attention: RoPE (as `rope`) on the last rope_dim
+  // values of each head of q, in place; RMSNorm (kv_norm, params.norm_eps) on kv's latent and
+  // RoPE on its rope key, written as one cache entry at slot_mapping (kv itself is left as is).
+  // q: [T, n_heads, nope_dim + rope_dim]; kv: [T, latent_dim + rope_dim] (kv_a_proj_with_mqa's
+  // output); kv_norm: [latent_dim]; positions: I32 [T]; cos_sin: F32 [max_pos, rope_dim];
+  // latent_cache: [n_blocks, block_size, 1, latent_dim + rope_dim]; slot_mapping: I32 [T].
+  virtual void mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor& kv_norm,
+                              const Tensor& positions, const Tensor& cos_sin,
+                              const MlaParams& params, const Tensor& latent_cache,
+                              const Tensor& slot_mapping);
+
+  // Causal MLA over the latent cache (which already holds this step's entries), in the
+  // absorbed form: per token and head, q_latent = W_k^T q_nope; score_j = (q_latent . latent_j +
+  // q_rope . k_rope_j) * scale; out = W_v (sum_j softmax_j latent_j). kv_b: [n_heads * (nope_dim
+  // + v_dim), latent_dim], kv_b_proj's weight: per head W_k [nope_dim, latent_dim] then
+  // W_v [v_dim, latent_dim]. q: as after mla_rope_store; out: [T, n_heads, v_dim].
+  virtual void mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                             const BatchMeta& meta, const MlaParams& params, const Tensor& out);
 
   // out = silu(gate) * up, where gate_up = [gate | up].  gate_up: [T, 2I]; out: [T, I].
   virtual void silu_mul(const Tensor& gate_up, const Tensor& out) = 0;

@@ -160,6 +160,39 @@ TEST(HfConfig, DeepSeekV3MlaYarnFp8) {
   EXPECT_EQ(v32.quant.scale_fmt, "ue8m0");
 }
 
+TEST(HfConfig, DeepSeekFamilyRopeInterleaveAndGroups) {
+  // transformers' DeepseekV3Config defaults rope_interleave to true; none of these sets it.
+  for (const char* name : {"deepseek-ai__DeepSeek-V3", "deepseek-ai__DeepSeek-R1",
+                           "deepseek-ai__DeepSeek-V3.1", "moonshotai__Kimi-K2-Instruct",
+                           "moonshotai__Moonlight-16B-A3B-Instruct"}) {
+    const ModelConfig config = load(name);
+    EXPECT_EQ(config.architecture, "DeepseekV3ForCausalLM") << name;
+    EXPECT_TRUE(config.rope.interleaved) << name;
+    EXPECT_EQ(config.mla.kv_lora_rank, 512) << name;
+    EXPECT_EQ(config.mla.qk_rope_head_dim, 64) << name;
+  }
+  const ModelConfig kimi = load("moonshotai__Kimi-K2-Instruct");
+  EXPECT_EQ(kimi.model_type, "kimi_k2");
+  EXPECT_EQ(kimi.moe.n_experts, 384);
+  EXPECT_EQ(kimi.moe.n_group, 1);
+  EXPECT_EQ(kimi.mla.q_lora_rank, 1536);
+  const ModelConfig moonlight = load("moonshotai__Moonlight-16B-A3B-Instruct");
+  EXPECT_EQ(moonlight.mla.q_lora_rank, 0);  // "q_lora_rank": null: a plain q_proj
+  EXPECT_EQ(moonlight.moe.n_shared_experts, 2);
+  EXPECT_EQ(moonlight.moe.first_k_dense_replace, 1);
+  // An explicit false stays false, and other families keep rotating halves.
+  nlohmann::json explicit_false = {{"architectures", {"DeepseekV3ForCausalLM"}},
+                                   {"model_type", "deepseek_v3"},
+                                   {"vocab_size", 8},
+                                   {"hidden_size", 8},
+                                   {"intermediate_size", 8},
+                                   {"num_hidden_layers", 1},
+                                   {"num_attention_heads", 1},
+                                   {"rope_interleave", false}};
+  EXPECT_FALSE(parse_model_config(explicit_false, "x").rope.interleaved);
+  EXPECT_FALSE(load("zai-org__GLM-4.5").rope.interleaved);
+}
+
 TEST(HfConfig, GlmPartialRotaryAndDsa) {
   const ModelConfig glm = load("zai-org__GLM-4.5");
   EXPECT_EQ(glm.rope.partial_rotary_factor, 0.5);

@@ -23,6 +23,19 @@ TEST(Rope, DefaultFrequenciesAndTableLayout) {
   EXPECT_NEAR(table[2 * 8 + 4 + 1], std::sin(2 * inv_freq[1]), 1e-6);
 }
 
+TEST(Rope, DeepSeekYarnSoftmaxMscale) {
+  RopeConfig rope;
+  EXPECT_EQ(mla_softmax_mscale(rope), 1.0);  // no mscale_all_dim: qk_head_dim^-0.5 alone
+  rope.type = "yarn";
+  rope.factor = 40;
+  rope.mscale = 1;
+  rope.mscale_all_dim = 1;
+  const double mscale = 0.1 * std::log(40.0) + 1.0;
+  EXPECT_NEAR(mla_softmax_mscale(rope), mscale * mscale, 1e-12);
+  rope.factor = 1;  // no scaling: yarn_get_mscale is 1
+  EXPECT_EQ(mla_softmax_mscale(rope), 1.0);
+}
+
 TEST(Rope, Llama3ScalesOnlyLowFrequencies) {
   RopeConfig plain;
   plain.theta = 500000;

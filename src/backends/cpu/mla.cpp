@@ -1,0 +1,146 @@
+// Multi-head latent attention: the latent cache write and causal attention over it in the
+// absorbed form (queries folded into latent space, values read from it).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/vector_math.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace hadron {
+
+void CpuBackend::check_mla(const MlaParams& params) const {
+  HADRON_CHECK(params.n_heads > 0 && params.latent_dim > 0 && params.rope_dim > 0 &&
+                   params.rope_dim % 2 == 0 && params.nope_dim >= 0 && params.v_dim > 0,
+               "MLA shape: {} heads, nope {}, rope {}, latent {}, v {}", params.n_heads,
+               params.nope_dim, params.rope_dim, params.latent_dim, params.v_dim);
+}
+
+void CpuBackend::mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor& kv_norm,
+                                const Tensor& positions, const Tensor& cos_sin,
+                                const MlaParams& params, const Tensor& latent_cache,
+                                const Tensor& slot_mapping) {
+  const int64_t n_tokens = q.size(0), n_heads = params.n_heads, qk = params.qk_dim();
+  const int64_t latent = params.latent_dim, rope = params.rope_dim, entry = params.entry_dim();
+  const int64_t n_slots = latent_cache.size(0) * latent_cache.size(1);
+  HADRON_CHECK(q.dtype == DType::F32 && q.numel() == n_tokens * n_heads * qk &&
+                   kv.dtype == DType::F32 && kv.numel() == n_tokens * entry &&
+                   latent_cache.dtype == DType::F32 && latent_cache.size(-1) == entry &&
+                   cos_sin.size(1) == rope && positions.size(0) == n_tokens &&
+                   slot_mapping.size(0) == n_tokens,
+               "mla_rope_store q {} kv {} into {} (table {})", q.describe(), kv.describe(),
+               latent_cache.describe(), cos_sin.describe());
+  std::vector<float> norm_weight(latent);
+  load_row_f32(kv_norm, 0, latent, norm_weight.data());
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int32_t pos = positions.ptr<int32_t>()[t];
+    const int32_t slot = slot_mapping.ptr<int32_t>()[t];
+    HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
+                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
+                 slot, n_slots);
+    const float* rope_row = cos_sin.ptr<float>() + pos * rope;
+    for (int64_t h = 0; h < n_heads; ++h)
+      rope_head(q.ptr<float>() + (t * n_heads + h) * qk + params.nope_dim, rope_row, rope,
+                params.style);
+    const float* in = kv.ptr<float>() + t * entry;
+    float* out = latent_cache.ptr<float>() + slot * entry;
+    rms_normalize(in, norm_weight.data(), latent, params.norm_eps, out);
+    std::copy(in + latent, in + entry, out + latent);
+    rope_head(out + latent, rope_row, rope, params.style);
+  }
+}
+
+namespace {
+
+// One head of one token: the head's kv_b rows in fp32 and scratch, reused across items.
+struct MlaScratch {
+  std::vector<float> w_k, w_v;      // [nope, latent], [v, latent]
+  std::vector<float> q_latent, o;   // [latent]
+  std::vector<float> scores;        // [keys]
+};
+
+// Attends query head `q` ([nope | rope]) at `position` to the sequence's entries [0, position].
+void attend_latent(const MlaParams& params, const float* q, const float* cache,
+                   const int32_t* block_table, int64_t block_size, int64_t position,
+                   MlaScratch& s, float* out) {
+  const int64_t latent = params.latent_dim, entry = params.entry_dim();
+  std::fill(s.q_latent.begin(), s.q_latent.end(), 0.0f);
+  for (int64_t i = 0; i < params.nope_dim; ++i)
+    axpy_f32(q[i], s.w_k.data() + i * latent, s.q_latent.data(), latent);
+  const float* q_rope = q + params.nope_dim;
+  auto entry_of = [&](int64_t j) {
+    return cache + (block_table[j / block_size] * block_size + j % block_size) * entry;
+  };
+  s.scores.resize(position + 1);
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j <= position; ++j) {
+    const float* e = entry_of(j);
+    s.scores[j] = (dot_f32(s.q_latent.data(), e, latent) +
+                   dot_f32(q_rope, e + latent, params.rope_dim)) *
+                  params.scale;
+    max_score = std::max(max_score, s.scores[j]);
+  }
+  double sum = 0;
+  for (float& score : s.scores) sum += (score = std::exp(score - max_score));
+  std::fill(s.o.begin(), s.o.end(), 0.0f);
+  for (int64_t j = 0; j <= position; ++j)
+    axpy_f32(static_cast<float>(s.scores[j] / sum), entry_of(j), s.o.data(), latent);
+  for (int64_t d = 0; d < params.v_dim; ++d)
+    out[d] = dot_f32(s.w_v.data() + d * latent, s.o.data(), latent);
+}
+
+}  // namespace
+
+void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                               const BatchMeta& meta, const MlaParams& params,
+                               const Tensor& out) {
+  const int64_t n_heads = params.n_heads, qk = params.qk_dim(), latent = params.latent_dim;
+  const int64_t head_rows = params.nope_dim + params.v_dim;
+  HADRON_CHECK(q.dtype == DType::F32 && q.numel() == int64_t{meta.n_tokens} * n_heads * qk &&
+                   latent_cache.dtype == DType::F32 &&
+                   latent_cache.size(-1) == params.entry_dim() &&
+                   kv_b.numel() == n_heads * head_rows * latent &&
+                   out.numel() == int64_t{meta.n_tokens} * n_heads * params.v_dim,
+               "mla_attention q {} over cache {} with kv_b {} into {}", q.describe(),
+               latent_cache.describe(), kv_b.describe(), out.describe());
+  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
+  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
+  const int64_t max_blocks = meta.block_tables.size(1);
+  std::vector<int32_t> seq_of(meta.n_tokens);
+  for (int s = 0; s < meta.n_seqs; ++s)
+    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const int64_t work = int64_t{meta.n_tokens} * n_heads *
+                       (meta.max_kv_len * params.entry_dim() * 2 + head_rows * latent * 2);
+  // Head-major items, so a worker converts each head's kv_b rows once for its tokens.
+  ThreadPool::global().parallel_for(
+      n_heads * meta.n_tokens,
+      [&](int64_t begin, int64_t end) {
+        MlaScratch s{std::vector<float>(params.nope_dim * latent),
+                     std::vector<float>(params.v_dim * latent), std::vector<float>(latent),
+                     std::vector<float>(latent), {}};
+        int64_t loaded_head = -1;
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t h = item / meta.n_tokens, t = item % meta.n_tokens;
+          if (h != loaded_head) {
+            load_row_f32(kv_b, h * head_rows * latent, params.nope_dim * latent, s.w_k.data());
+            load_row_f32(kv_b, (h * head_rows + params.nope_dim) * latent, params.v_dim * latent,
+                         s.w_v.data());
+            loaded_head = h;
+          }
+          const int32_t seq = seq_of[t];
+          const int64_t q_len = cu_seqlens[seq + 1] - cu_seqlens[seq];
+          const int64_t position = kv_lens[seq] - q_len + (t - cu_seqlens[seq]);
+          attend_latent(params, q.ptr<float>() + (t * n_heads + h) * qk,
+                        latent_cache.ptr<float>(),
+                        meta.block_tables.ptr<int32_t>() + seq * max_blocks,
+                        latent_cache.size(1), position, s,
+                        out.ptr<float>() + (t * n_heads + h) * params.v_dim);
+        }
+      },
+      work);
+}
+
+}  // namespace hadron
