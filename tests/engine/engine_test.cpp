@@ -45,10 +45,11 @@ bool async_param() {
 std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_blocks = 0,
                                   bool prefix_caching = true, int64_t batched_tokens = 64,
                                   std::optional<bool> async = std::nullopt,
-                                  int64_t kv_reserve_per_seq = 0) {
+                                  int64_t kv_reserve_per_seq = 0,
+                                  const std::string& model_path = kModel) {
   EngineOptions options;
   options.async_scheduling = async.value_or(async_param());
-  options.model_path = kModel;
+  options.model_path = model_path;
   options.max_model_len = 96;
   options.block_size = 8;
   options.max_num_seqs = max_num_seqs;
@@ -370,6 +371,32 @@ TEST(EngineAsync, AsyncSchedulingEqualsSynchronous) {
   }
   EXPECT_EQ(results[5].finish_reasons[0], FinishReason::kStop);
   EXPECT_EQ(async->blocks().n_free(), async->blocks().n_blocks());
+}
+
+// A latent (MLA) cache under the same engine: chunked prefill, preemption and prefix-cache
+// hits leave greedy outputs as they are with a roomy cache and whole prompts.
+TEST(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
+  const std::string mla_model = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/deepseek-v3";
+  std::mt19937 rng(21);
+  const std::vector<int32_t> shared = random_prompt(rng, 24, 24);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 6; ++i) {
+    std::vector<int32_t> prompt = i % 2 == 0 ? shared : random_prompt(rng, 16, 24);
+    prompt.push_back(3 + i);
+    batch.push_back(greedy_request(std::move(prompt), 12));
+  }
+  auto roomy = load(40, 0, false, 64, false, 0, mla_model);
+  const auto expected = generate(*roomy, batch);
+  // 8-token step budget: every prompt is prefilled in chunks. 14 blocks of 8 tokens: at most
+  // three sequences of up to 37 tokens fit at once, so six must take turns.
+  auto tight = load(40, 14, true, 8, false, 0, mla_model);
+  GenerationStats stats;
+  const auto results = generate(*tight, batch, nullptr, &stats);
+  EXPECT_GT(stats.engine.n_preemptions, 0);
+  EXPECT_GE(stats.engine.prefix_hit_tokens, 24);
+  for (size_t i = 0; i < batch.size(); ++i)
+    EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
+  EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
 }
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, EngineTest, ::testing::Bool(),
