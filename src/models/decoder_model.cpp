@@ -48,8 +48,8 @@ void DecoderModel::prepare(int64_t max_positions) {
   if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
   for (Layer& layer : layers_)
     if (layer.sparse) layer.moe.prepare(backend_);
-  const int64_t rotary_dim = options_.mla ? config_.mla.qk_rope_head_dim
-                                          : rope_rotary_dim(config_.rope, config_.head_dim);
+  const int64_t rotary_dim =
+      options_.mla ? config_.mla.qk_rope_head_dim : rope_rotary_dim(config_.rope, config_.head_dim);
   const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
   cos_sin_storage_ = backend_.allocate(table.size() * sizeof(float));
   cos_sin_ = cos_sin_storage_.view(DType::F32, {max_positions, rotary_dim});

@@ -10,9 +10,12 @@ namespace hadron {
 namespace {
 
 constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
-    {"LlamaForCausalLM", make_llama},        {"Qwen3ForCausalLM", make_qwen3},
-    {"Qwen3MoeForCausalLM", make_qwen3_moe}, {"MixtralForCausalLM", make_mixtral},
-    {"Glm4MoeForCausalLM", make_glm4_moe},   {"GptOssForCausalLM", make_gpt_oss},
+    {"LlamaForCausalLM", make_llama},
+    {"Qwen3ForCausalLM", make_qwen3},
+    {"Qwen3MoeForCausalLM", make_qwen3_moe},
+    {"MixtralForCausalLM", make_mixtral},
+    {"Glm4MoeForCausalLM", make_glm4_moe},
+    {"GptOssForCausalLM", make_gpt_oss},
     {"DeepseekV3ForCausalLM", make_deepseek_v3},
 };
 

@@ -162,8 +162,9 @@ TEST(HfConfig, DeepSeekV3MlaYarnFp8) {
 
 TEST(HfConfig, DeepSeekFamilyRopeInterleaveAndGroups) {
   // transformers' DeepseekV3Config defaults rope_interleave to true; none of these sets it.
-  for (const char* name : {"deepseek-ai__DeepSeek-V3", "deepseek-ai__DeepSeek-R1",
-                           "moonshotai__Kimi-K2-Instruct", "moonshotai__Moonlight-16B-A3B-Instruct"}) {
+  for (const char* name :
+       {"deepseek-ai__DeepSeek-V3", "deepseek-ai__DeepSeek-R1", "moonshotai__Kimi-K2-Instruct",
+        "moonshotai__Moonlight-16B-A3B-Instruct"}) {
     const ModelConfig config = load(name);
     EXPECT_EQ(config.architecture, "DeepseekV3ForCausalLM") << name;
     EXPECT_TRUE(config.rope.interleaved) << name;

@@ -38,9 +38,7 @@ void CpuBackend::mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor&
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int32_t pos = positions.ptr<int32_t>()[t];
     const int32_t slot = slot_mapping.ptr<int32_t>()[t];
-    HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
-                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
-                 slot, n_slots);
+    check_position_and_slot(pos, cos_sin, slot, n_slots);
     const float* rope_row = cos_sin.ptr<float>() + pos * rope;
     for (int64_t h = 0; h < n_heads; ++h)
       rope_head(q.ptr<float>() + (t * n_heads + h) * qk + params.nope_dim, rope_row, rope,
@@ -57,15 +55,15 @@ namespace {
 
 // One head of one token: the head's kv_b rows in fp32 and scratch, reused across items.
 struct MlaScratch {
-  std::vector<float> w_k, w_v;      // [nope, latent], [v, latent]
-  std::vector<float> q_latent, o;   // [latent]
-  std::vector<float> scores;        // [keys]
+  std::vector<float> w_k, w_v;     // [nope, latent], [v, latent]
+  std::vector<float> q_latent, o;  // [latent]
+  std::vector<float> scores;       // [keys]
 };
 
 // Attends query head `q` ([nope | rope]) at `position` to the sequence's entries [0, position].
 void attend_latent(const MlaParams& params, const float* q, const float* cache,
-                   const int32_t* block_table, int64_t block_size, int64_t position,
-                   MlaScratch& s, float* out) {
+                   const int32_t* block_table, int64_t block_size, int64_t position, MlaScratch& s,
+                   float* out) {
   const int64_t latent = params.latent_dim, entry = params.entry_dim();
   std::fill(s.q_latent.begin(), s.q_latent.end(), 0.0f);
   for (int64_t i = 0; i < params.nope_dim; ++i)
@@ -78,9 +76,9 @@ void attend_latent(const MlaParams& params, const float* q, const float* cache,
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j <= position; ++j) {
     const float* e = entry_of(j);
-    s.scores[j] = (dot_f32(s.q_latent.data(), e, latent) +
-                   dot_f32(q_rope, e + latent, params.rope_dim)) *
-                  params.scale;
+    s.scores[j] =
+        (dot_f32(s.q_latent.data(), e, latent) + dot_f32(q_rope, e + latent, params.rope_dim)) *
+        params.scale;
     max_score = std::max(max_score, s.scores[j]);
   }
   double sum = 0;
@@ -95,8 +93,7 @@ void attend_latent(const MlaParams& params, const float* q, const float* cache,
 }  // namespace
 
 void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
-                               const BatchMeta& meta, const MlaParams& params,
-                               const Tensor& out) {
+                               const BatchMeta& meta, const MlaParams& params, const Tensor& out) {
   const int64_t n_heads = params.n_heads, qk = params.qk_dim(), latent = params.latent_dim;
   const int64_t head_rows = params.nope_dim + params.v_dim;
   HADRON_CHECK(q.dtype == DType::F32 && q.numel() == int64_t{meta.n_tokens} * n_heads * qk &&
@@ -106,12 +103,8 @@ void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, cons
                    out.numel() == int64_t{meta.n_tokens} * n_heads * params.v_dim,
                "mla_attention q {} over cache {} with kv_b {} into {}", q.describe(),
                latent_cache.describe(), kv_b.describe(), out.describe());
-  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
-  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
   const int64_t max_blocks = meta.block_tables.size(1);
-  std::vector<int32_t> seq_of(meta.n_tokens);
-  for (int s = 0; s < meta.n_seqs; ++s)
-    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const std::vector<RowPlace> places = row_places(meta);
   const int64_t work = int64_t{meta.n_tokens} * n_heads *
                        (meta.max_kv_len * params.entry_dim() * 2 + head_rows * latent * 2);
   // Head-major items, so a worker converts each head's kv_b rows once for its tokens.
@@ -119,8 +112,10 @@ void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, cons
       n_heads * meta.n_tokens,
       [&](int64_t begin, int64_t end) {
         MlaScratch s{std::vector<float>(params.nope_dim * latent),
-                     std::vector<float>(params.v_dim * latent), std::vector<float>(latent),
-                     std::vector<float>(latent), {}};
+                     std::vector<float>(params.v_dim * latent),
+                     std::vector<float>(latent),
+                     std::vector<float>(latent),
+                     {}};
         int64_t loaded_head = -1;
         for (int64_t item = begin; item < end; ++item) {
           const int64_t h = item / meta.n_tokens, t = item % meta.n_tokens;
@@ -130,13 +125,10 @@ void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, cons
                          s.w_v.data());
             loaded_head = h;
           }
-          const int32_t seq = seq_of[t];
-          const int64_t q_len = cu_seqlens[seq + 1] - cu_seqlens[seq];
-          const int64_t position = kv_lens[seq] - q_len + (t - cu_seqlens[seq]);
-          attend_latent(params, q.ptr<float>() + (t * n_heads + h) * qk,
-                        latent_cache.ptr<float>(),
-                        meta.block_tables.ptr<int32_t>() + seq * max_blocks,
-                        latent_cache.size(1), position, s,
+          const RowPlace place = places[t];
+          attend_latent(params, q.ptr<float>() + (t * n_heads + h) * qk, latent_cache.ptr<float>(),
+                        meta.block_tables.ptr<int32_t>() + place.seq * max_blocks,
+                        latent_cache.size(1), place.position, s,
                         out.ptr<float>() + (t * n_heads + h) * params.v_dim);
         }
       },
