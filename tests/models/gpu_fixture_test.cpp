@@ -188,6 +188,8 @@ INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest,
                                            GpuCase{"mixtral-hd64", "tests/fixtures/mixtral-hd64"},
                                            GpuCase{"glm4-moe-hd64", "tests/fixtures/glm4-moe-hd64"},
                                            GpuCase{"gpt-oss-hd64", "tests/fixtures/gpt-oss-hd64"},
+                                           GpuCase{"moonlight", "tests/fixtures/moonlight"},
+                                           GpuCase{"deepseek-v3", "tests/fixtures/deepseek-v3"},
                                            GpuCase{"default-model", "models/default"},
                                            GpuCase{"qwen3-tied", "tests/fixtures/qwen3-tied"}),
                          [](const auto& info) {

@@ -121,6 +121,12 @@ class CudaBackend final : public Backend {
   void check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const override;
   void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                  const BatchMeta& meta, const AttentionParams& params, const Tensor& out) override;
+  void check_mla(const MlaParams& params) const override;
+  void mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor& kv_norm,
+                      const Tensor& positions, const Tensor& cos_sin, const MlaParams& params,
+                      const Tensor& latent_cache, const Tensor& slot_mapping) override;
+  void mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                     const BatchMeta& meta, const MlaParams& params, const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
   void moe_route(const Tensor& logits, const Tensor& correction_bias,

@@ -128,6 +128,29 @@ struct AttentionArgs {
   bool split_by_q_len = false;
 };
 
+// Multi-head latent attention (Backend::mla_rope_store / mla_attention), bf16 throughout.
+constexpr int kMlaMaxLatent = 512;  // latent_dim limit of the attention kernel's registers
+struct MlaArgs {
+  void* q;                      // [n_tokens, n_heads, nope_dim + rope_dim]; roped in place
+  const void* kv;               // [n_tokens, latent_dim + rope_dim] (rope_store)
+  const void* kv_norm;          // [latent_dim] (rope_store)
+  const int32_t* positions;     // [n_tokens]
+  const float* cos_sin;         // [max_pos, rope_dim]
+  const int32_t* slot_mapping;  // [n_tokens] (rope_store)
+  void* latent_cache;           // [n_blocks, block_size, 1, latent_dim + rope_dim]
+  const void* kv_b;             // [n_heads * (nope_dim + v_dim), latent_dim] (attention)
+  void* out;                    // [n_tokens, n_heads, v_dim] (attention)
+  const int32_t* cu_seqlens_q;  // [n_seqs + 1] (attention)
+  const int32_t* seq_lens_kv;   // [n_seqs]
+  const int32_t* block_tables;  // [n_seqs, max_blocks_per_seq]
+  int n_tokens, n_seqs, n_heads, nope_dim, rope_dim, latent_dim, v_dim;
+  int block_size, max_blocks_per_seq;
+  float norm_eps, scale;
+  bool neox;
+};
+void launch_mla_rope_store(const MlaArgs& args, cudaStream_t stream);
+void launch_mla_attention(const MlaArgs& args, cudaStream_t stream);
+
 // FlashAttention-2-style tiled causal GQA attention for any q_len (prefill, chunked
 // prefill, mixed batches).
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream);
