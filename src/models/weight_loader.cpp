@@ -50,9 +50,10 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
       } else if (std::string fp8 = fp8_problem(checkpoint, *info, quant); !fp8.empty()) {
         problems.push_back(std::move(fp8));
       } else if (spec.transposed && find_fp8_scale(checkpoint, *info) != nullptr) {
-        problems.push_back(fmt::format("{} in {}: FP8 in the transposed (in, out) layout is not "
-                                       "supported",
-                                       source.name, info->file));
+        problems.push_back(
+            fmt::format("{} in {}: FP8 in the transposed (in, out) layout is not "
+                        "supported",
+                        source.name, info->file));
       }
       if (info != nullptr && find_fp8_scale(checkpoint, *info) != nullptr)
         for (std::string& name : fp8_companion_names(source.name)) used.insert(std::move(name));
@@ -212,7 +213,7 @@ void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, in
 // segment read is contiguous.
 void fill_transposed(const TensorInfo& info, int64_t begin, int64_t end, void* dst, DType dtype) {
   constexpr int64_t kTileRows = 64;
-  const int64_t rows = info.shape.back();              // parameter rows per matrix (out)
+  const int64_t rows = info.shape.back();                  // parameter rows per matrix (out)
   const int64_t cols = info.shape[info.shape.size() - 2];  // parameter columns (in)
   const size_t in_size = dtype_size(info.dtype), out_size = dtype_size(dtype);
   std::vector<float> tile(kTileRows * cols), segment(kTileRows);

@@ -76,8 +76,8 @@ TEST(GptOssUnquantized, TransposedBf16ExpertsScoreLikeTransformers) {
   for (size_t i = 0; i < reference.prompts.size(); ++i) {
     const std::vector<int32_t> tokens = reference.sequence(i);
     const std::vector<float> ours = score(*model, tokens);
-    const double error = testing::relative_error(ours.data(), reference.logits[i], 0,
-                                                 reference.logits[i].shape[0]);
+    const double error =
+        testing::relative_error(ours.data(), reference.logits[i], 0, reference.logits[i].shape[0]);
     EXPECT_LE(error, kTolerance) << "prompt " << i;
     std::printf("prompt %zu max|diff|/max|logit| = %.2e\n", i, error);
   }
