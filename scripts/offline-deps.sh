@@ -49,5 +49,8 @@ export PKG_CONFIG_PATH=$deps_dir/usr/lib/$multiarch/pkgconfig:$deps_dir/usr/shar
 export LD_LIBRARY_PATH=$deps_dir/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 command -v pkg-config >/dev/null || export PATH=$deps_dir/usr/bin:$PATH
 ENV
-du -sh "$deps"
+# The same, compressed (about 1 MB): what to carry to a machine whose copy limit is tight;
+# scripts/gpu-check.sh unpacks it when .deps/ is absent.
+tar -C "$root" -cJf "$root/.deps.tar.xz" .deps
+du -sh "$deps" "$root/.deps.tar.xz"
 echo "unpacked ${#packages[@]} packages into $deps; use: source $deps/env.sh"
