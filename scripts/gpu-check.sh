@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine without network: configure with the unpacked Debian packages in .deps/
-# (scripts/offline-deps.sh), build for sm_90a with ninja on all cores, run the gpu-labelled
+# (scripts/offline-deps.sh; unpacked from .deps.tar.xz when only that was carried), build for sm_90a with ninja on all cores, run the gpu-labelled
 # tests, then the kernel benchmark; prints a short table last. Full logs go to $OUT when set
 # (else build-gpu/logs).
 #
@@ -14,6 +14,7 @@ mkdir -p "$logs"
 targets=(--target cuda_ops_test sampling_reference_test cuda_ops_bench)
 [[ ${1:-} == --all ]] && targets=()
 
+[[ ! -f .deps/env.sh && -f .deps.tar.xz ]] && tar -xJf .deps.tar.xz
 if [[ -f .deps/env.sh ]]; then
   source .deps/env.sh
 else

@@ -28,6 +28,10 @@ for deb in "$deps"/debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
 # Documentation and googletest's sources: not needed to build, and the copy travels to the GPU
 # machine inside its size limit.
 rm -rf "$deps/debs" "$deps/usr/share/doc" "$deps/usr/share/man" "$deps/usr/src"
+# Static archives other than googletest's, and PCRE2's 16- and 32-bit libraries: hadron links
+# the shared 8-bit one.
+find "$deps/usr/lib" \( -name '*.a' ! -name 'libgtest*' ! -name 'libgmock*' \) -delete
+find "$deps/usr/lib" \( -name 'libpcre2-16*' -o -name 'libpcre2-32*' \) -delete
 
 # pkg-config files name prefix=/usr; make them relative to where they now live.
 for pc in "$deps"/usr/lib/*/pkgconfig/*.pc "$deps"/usr/share/pkgconfig/*.pc; do
@@ -45,5 +49,8 @@ export PKG_CONFIG_PATH=$deps_dir/usr/lib/$multiarch/pkgconfig:$deps_dir/usr/shar
 export LD_LIBRARY_PATH=$deps_dir/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 command -v pkg-config >/dev/null || export PATH=$deps_dir/usr/bin:$PATH
 ENV
-du -sh "$deps"
+# The same, compressed (about 1 MB): what to carry to a machine whose copy limit is tight;
+# scripts/gpu-check.sh unpacks it when .deps/ is absent.
+tar -C "$root" -cJf "$root/.deps.tar.xz" .deps
+du -sh "$deps" "$root/.deps.tar.xz"
 echo "unpacked ${#packages[@]} packages into $deps; use: source $deps/env.sh"
