@@ -15,7 +15,7 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
       detokenizer_(detokenizer),
       scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens,
                   model.options().kv_reserve_per_seq},
-                 model.blocks()),
+                 model.blocks(), &model.state_slots()),
       async_(model.async_scheduling()) {
   for (int64_t id : model.config().eos_token_ids)
     eos_token_ids_.push_back(static_cast<int32_t>(id));
@@ -25,7 +25,10 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
 
 Engine::~Engine() {
   if (in_flight_) model_.runner().take_tokens();  // nothing may stay queued for the next engine
-  for (auto& [key, tracked] : seqs_) model_.blocks().release(tracked->seq.blocks);
+  for (auto& [key, tracked] : seqs_) {
+    model_.blocks().release(tracked->seq.blocks);
+    model_.state_slots().release(tracked->seq.state_slot);
+  }
 }
 
 void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& p) const {
@@ -85,9 +88,14 @@ void Engine::add_request(uint64_t request_id, std::vector<int32_t> prompt,
 
 void Engine::fork_siblings(const Sequence& first) {
   // Siblings share the prompt's full blocks; the partial last block is recomputed per sibling.
+  // With linear-attention state nothing is shared: the first sequence's state is already past
+  // the prompt, so each sibling computes its prompt from the start.
   const int64_t block_size = model_.blocks().block_size();
-  const int64_t shared_blocks = std::min<int64_t>((first.prompt_len - 1) / block_size,
-                                                  static_cast<int64_t>(first.blocks.size()));
+  const int64_t shared_blocks =
+      model_.state_slots().enabled()
+          ? 0
+          : std::min<int64_t>((first.prompt_len - 1) / block_size,
+                              static_cast<int64_t>(first.blocks.size()));
   for (int index = 1; index < first.params->n; ++index) {
     const uint64_t seed = first.params->seed ? *first.params->seed + index
                                              : std::random_device{}() + unseeded_counter_++;
@@ -199,7 +207,7 @@ std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) const
     const Tracked& t = *seqs_.at(s.seq);
     const bool all_logits = t.prompt_logprobs_pending && s.seq->n_computed < s.seq->prompt_len;
     steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
-                     s.seq->n_computed, s.seq->blocks, all_logits});
+                     s.seq->n_computed, s.seq->blocks, all_logits, s.seq->state_slot});
   }
   return steps;
 }

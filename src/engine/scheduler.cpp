@@ -6,8 +6,23 @@
 
 namespace hadron {
 
-Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks)
-    : config_(config), blocks_(blocks) {}
+Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots)
+    : config_(config), blocks_(blocks), state_slots_(state_slots) {}
+
+void Scheduler::release(Sequence& seq) {
+  blocks_.release(seq.blocks);
+  seq.blocks.clear();
+  if (state_slots_) state_slots_->release(seq.state_slot);
+  seq.state_slot = -1;
+}
+
+bool Scheduler::take_state_slot(Sequence& seq) {
+  if (state_slots_ == nullptr || !state_slots_->enabled() || seq.state_slot >= 0) return true;
+  const std::optional<int32_t> slot = state_slots_->acquire();
+  if (!slot) return false;
+  seq.state_slot = *slot;
+  return true;
+}
 
 void Scheduler::add(Sequence* seq, bool at_front) {
   seq->state = SeqState::kWaiting;
@@ -20,8 +35,7 @@ void Scheduler::add(Sequence* seq, bool at_front) {
 void Scheduler::remove(Sequence* seq) {
   std::erase(running_, seq);
   std::erase(waiting_, seq);
-  blocks_.release(seq->blocks);
-  seq->blocks.clear();
+  release(*seq);
   seq->state = SeqState::kFinished;
 }
 
@@ -55,8 +69,7 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
     output.seqs.erase(scheduled);
   }
   std::erase(running_, &seq);
-  blocks_.release(seq.blocks);
-  seq.blocks.clear();
+  release(seq);  // a linear-attention state is recomputed from position 0 with the KV
   seq.n_computed_lost = std::max(seq.n_computed_lost, seq.n_computed);
   seq.n_computed = 0;
   seq.hash_cursor = {};
@@ -105,7 +118,9 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
       seq->hash_cursor = match.cursor;
     }
     const int64_t n = std::min(seq->n_uncomputed(), budget);
-    if (!leaves_growth_room(*seq, n) || !reserve(*seq, n)) {
+    if (!leaves_growth_room(*seq, n) || !take_state_slot(*seq) || !reserve(*seq, n)) {
+      if (state_slots_) state_slots_->release(seq->state_slot);  // waiting sequences hold none
+      seq->state_slot = -1;
       if (matched_now) {
         blocks_.release(seq->blocks);
         seq->blocks.clear();

@@ -33,6 +33,7 @@ struct Sequence {
   FinishReason finish_reason = FinishReason::kNone;
   int64_t n_computed = 0;       // tokens whose KV is in `blocks`
   std::vector<int32_t> blocks;  // KV-cache blocks, in order
+  int32_t state_slot = -1;      // linear-attention state slot while running (hybrid models)
   BlockHashCursor hash_cursor;  // prefix-cache hashing progress over `blocks`
   int64_t n_preemptions = 0;
   int64_t n_computed_lost = 0;  // the most tokens a preemption dropped: those are recomputed

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "models/gated_deltanet.h"
 
 namespace hadron {
 namespace {
@@ -12,6 +13,9 @@ constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"LlamaForCausalLM", make_llama},        {"Qwen3ForCausalLM", make_qwen3},
     {"Qwen3MoeForCausalLM", make_qwen3_moe}, {"MixtralForCausalLM", make_mixtral},
     {"Glm4MoeForCausalLM", make_glm4_moe},   {"GptOssForCausalLM", make_gpt_oss},
+    {"Qwen3NextForCausalLM", make_qwen3_next},
+    {"Qwen3_5ForConditionalGeneration", make_qwen3_5},
+    {"Qwen3_5MoeForConditionalGeneration", make_qwen3_5},
 };
 
 }  // namespace
@@ -29,6 +33,8 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend)
     // Shapes the backend cannot run are refused here, before any weight loads.
     for (const KvLayerSpec& layer : model->kv_layers())
       backend.check_attention(config.n_heads, layer.n_kv_heads, layer.head_dim);
+    if (!model->state_layers().empty())
+      backend.check_linear_attention(linear_attention_params(config));
     return model;
   }
   std::string supported;
