@@ -38,9 +38,9 @@ void print_state_memory(const Model& model, DType conv_dtype) {
   const std::string text = fmt::format(
       "linear-attention state per sequence: {:.2f} MB ({} layers: conv {} [{}, {}], recurrent {} "
       "[{}, {}, {}])",
-      KvCache::state_bytes_per_seq(layers, conv_dtype) / 1e6, layers.size(),
-      dtype_name(conv_dtype), layer.conv_dim, layer.conv_width, dtype_name(layer.state_dtype),
-      layer.n_heads, layer.key_head_dim, layer.value_head_dim);
+      KvCache::state_bytes_per_seq(layers, conv_dtype) / 1e6, layers.size(), dtype_name(conv_dtype),
+      layer.conv_dim, layer.conv_width, dtype_name(layer.state_dtype), layer.n_heads,
+      layer.key_head_dim, layer.value_head_dim);
   std::printf("%s\n", text.c_str());
 }
 

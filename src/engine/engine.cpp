@@ -91,11 +91,10 @@ void Engine::fork_siblings(const Sequence& first) {
   // With linear-attention state nothing is shared: the first sequence's state is already past
   // the prompt, so each sibling computes its prompt from the start.
   const int64_t block_size = model_.blocks().block_size();
-  const int64_t shared_blocks =
-      model_.state_slots().enabled()
-          ? 0
-          : std::min<int64_t>((first.prompt_len - 1) / block_size,
-                              static_cast<int64_t>(first.blocks.size()));
+  const int64_t shared_blocks = model_.state_slots().enabled()
+                                    ? 0
+                                    : std::min<int64_t>((first.prompt_len - 1) / block_size,
+                                                        static_cast<int64_t>(first.blocks.size()));
   for (int index = 1; index < first.params->n; ++index) {
     const uint64_t seed = first.params->seed ? *first.params->seed + index
                                              : std::random_device{}() + unseeded_counter_++;

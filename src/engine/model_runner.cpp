@@ -15,13 +15,12 @@ size_t arena_bytes(const ModelConfig& config, int64_t max_tokens, int64_t max_lo
   const LinearAttentionConfig& linear = config.linear_attention;
   // Gated DeltaNet: the input projection's parts, the convolution's output, the rule's output
   // and its gated norm.
-  const int64_t linear_width = 2 * (2 * linear.n_key_heads * linear.key_head_dim +
-                                    3 * linear.n_value_heads * linear.value_head_dim +
-                                    2 * linear.n_value_heads);
-  const int64_t widest = std::max({3 * config.intermediate_size,
-                                   qkv + 4 * config.n_heads * config.head_dim, linear_width,
-                                   3 * config.moe.shared_expert_intermediate_size +
-                                       config.hidden_size});
+  const int64_t linear_width =
+      2 * (2 * linear.n_key_heads * linear.key_head_dim +
+           3 * linear.n_value_heads * linear.value_head_dim + 2 * linear.n_value_heads);
+  const int64_t widest =
+      std::max({3 * config.intermediate_size, qkv + 4 * config.n_heads * config.head_dim,
+                linear_width, 3 * config.moe.shared_expert_intermediate_size + config.hidden_size});
   const int64_t per_token = widest + 5 * config.hidden_size;
   return sizeof(float) * (static_cast<size_t>(max_tokens) * per_token +
                           static_cast<size_t>(max_logit_rows) * config.vocab_size) +

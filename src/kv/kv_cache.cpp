@@ -31,13 +31,12 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
   }
 }
 
-size_t KvCache::state_bytes_per_seq(const std::vector<LinearStateSpec>& layers,
-                                    DType conv_dtype) {
+size_t KvCache::state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, DType conv_dtype) {
   size_t bytes = 0;
   for (const LinearStateSpec& layer : layers)
-    bytes += layer.conv_dim * layer.conv_width * dtype_size(conv_dtype) +
-             layer.n_heads * layer.key_head_dim * layer.value_head_dim *
-                 dtype_size(layer.state_dtype);
+    bytes +=
+        layer.conv_dim * layer.conv_width * dtype_size(conv_dtype) +
+        layer.n_heads * layer.key_head_dim * layer.value_head_dim * dtype_size(layer.state_dtype);
   return bytes;
 }
 

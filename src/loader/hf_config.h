@@ -111,7 +111,7 @@ struct ModelConfig {
   std::vector<LayerKind> layer_types;  // always one per layer; full attention when not given
   std::vector<int64_t> bos_token_ids;
   std::vector<int64_t> eos_token_ids;
-  int64_t n_mtp_layers = 0;  // num_nextn_predict_layers / mtp_num_hidden_layers
+  int64_t n_mtp_layers = 0;       // num_nextn_predict_layers / mtp_num_hidden_layers
   bool attn_output_gate = false;  // attention output times sigmoid(gate) from q_proj (Qwen3.5)
 
   RopeConfig rope;

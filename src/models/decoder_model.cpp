@@ -111,8 +111,8 @@ void DecoderModel::mix(const Layer& layer, const AddRmsNorm& input, const BatchM
     layer.linear.forward(backend_, input, meta, kv.conv_state(idx), kv.recurrent_state(idx), arena,
                          out);
   else if (options_.hybrid)
-    layer.gated_attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx),
-                                  cos_sin_, arena, out);
+    layer.gated_attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
+                                  arena, out);
   else
     layer.attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
                             arena, out);

@@ -26,8 +26,8 @@ void GatedAttentionBlock::prepare(Backend& backend) {
   const int64_t nq = qkv_params_.n_heads, d = qkv_params_.head_dim;
   const int64_t kv_rows = 2 * qkv_params_.n_kv_heads * d;
   std::vector<int64_t> order;
-  for (int64_t h = 0; h < nq; ++h) append_rows(order, 2 * h * d, d);  // queries
-  append_rows(order, 2 * nq * d, kv_rows);                             // k and v
+  for (int64_t h = 0; h < nq; ++h) append_rows(order, 2 * h * d, d);      // queries
+  append_rows(order, 2 * nq * d, kv_rows);                                // k and v
   for (int64_t h = 0; h < nq; ++h) append_rows(order, 2 * h * d + d, d);  // gates
   permute_rows(backend, qkv_, order);
   q_norm_ = widen_to_f32(backend, q_norm_, 1.0f, q_norm_storage_);

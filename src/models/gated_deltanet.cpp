@@ -12,8 +12,8 @@ LinearAttentionParams linear_attention_params(const ModelConfig& config) {
 
 LinearStateSpec linear_state_spec(const ModelConfig& config) {
   const LinearAttentionParams p = linear_attention_params(config);
-  return {p.conv_dim(), p.conv_kernel - 1, p.n_value_heads, p.key_head_dim, p.value_head_dim,
-          config.linear_attention.state_dtype};
+  return {p.conv_dim(),   p.conv_kernel - 1, p.n_value_heads,
+          p.key_head_dim, p.value_head_dim,  config.linear_attention.state_dtype};
 }
 
 void GatedDeltaNet::declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
@@ -52,7 +52,8 @@ void GatedDeltaNet::prepare(Backend& backend) {
   const int64_t qkvz_offsets[] = {0, dk, 2 * dk, 2 * dk + rv}, qkvz_sizes[] = {dk, dk, rv, rv};
   std::vector<int64_t> order;
   for (int part = 0; part < 4; ++part)
-    for (int64_t g = 0; g < hk; ++g) append_rows(order, g * group + qkvz_offsets[part], qkvz_sizes[part]);
+    for (int64_t g = 0; g < hk; ++g)
+      append_rows(order, g * group + qkvz_offsets[part], qkvz_sizes[part]);
   for (int part = 0; part < 2; ++part)
     for (int64_t g = 0; g < hk; ++g) append_rows(order, ba_start + g * 2 * r + part * r, r);
   permute_rows(backend, in_proj_, order);

@@ -10,9 +10,12 @@ namespace hadron {
 namespace {
 
 constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
-    {"LlamaForCausalLM", make_llama},        {"Qwen3ForCausalLM", make_qwen3},
-    {"Qwen3MoeForCausalLM", make_qwen3_moe}, {"MixtralForCausalLM", make_mixtral},
-    {"Glm4MoeForCausalLM", make_glm4_moe},   {"GptOssForCausalLM", make_gpt_oss},
+    {"LlamaForCausalLM", make_llama},
+    {"Qwen3ForCausalLM", make_qwen3},
+    {"Qwen3MoeForCausalLM", make_qwen3_moe},
+    {"MixtralForCausalLM", make_mixtral},
+    {"Glm4MoeForCausalLM", make_glm4_moe},
+    {"GptOssForCausalLM", make_gpt_oss},
     {"Qwen3NextForCausalLM", make_qwen3_next},
     {"Qwen3_5ForConditionalGeneration", make_qwen3_5},
     {"Qwen3_5MoeForConditionalGeneration", make_qwen3_5},

@@ -7,8 +7,10 @@ namespace hadron {
 namespace {
 
 [[noreturn]] void unsupported(const Backend& backend, const char* op) {
-  fail_check("implemented", fmt::format("the {} backend has no {} (check_linear_attention "
-                                        "refuses such models)", backend.name(), op),
+  fail_check("implemented",
+             fmt::format("the {} backend has no {} (check_linear_attention "
+                         "refuses such models)",
+                         backend.name(), op),
              SourceLocation::current());
 }
 

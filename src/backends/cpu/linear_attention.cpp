@@ -103,7 +103,8 @@ void CpuBackend::causal_conv1d(const Tensor& x, const Tensor& weight, const Tens
     std::vector<float> history(width + n);  // the last inputs of one channel, oldest first
     for (int64_t c = 0; c < channels; ++c) {
       for (int64_t i = 0; i < width; ++i) history[i] = seq.fresh ? 0.0f : state[c * width + i];
-      for (int64_t t = 0; t < n; ++t) history[width + t] = x.ptr<float>()[(seq.begin + t) * channels + c];
+      for (int64_t t = 0; t < n; ++t)
+        history[width + t] = x.ptr<float>()[(seq.begin + t) * channels + c];
       for (int64_t t = 0; t < n; ++t) {
         float acc = 0;
         for (int64_t j = 0; j < kernel; ++j) acc += w[c * kernel + j] * history[t + j];
@@ -155,8 +156,7 @@ void CpuBackend::rms_norm_gated(const Tensor& x, const Tensor& gate, const Tenso
                                 float eps, const Tensor& out) {
   const int64_t width = weight.numel();
   HADRON_CHECK(x.dtype == DType::F32 && gate.dtype == DType::F32 && out.dtype == DType::F32 &&
-                   x.numel() == gate.numel() && x.numel() == out.numel() &&
-                   x.numel() % width == 0,
+                   x.numel() == gate.numel() && x.numel() == out.numel() && x.numel() % width == 0,
                "rms_norm_gated {} gate {} weight {} into {}", x.describe(), gate.describe(),
                weight.describe(), out.describe());
   std::vector<float> w(width);
