@@ -14,11 +14,10 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/model_runner.h"
+#include "test_engine_options.h"
 
 namespace hadron {
 namespace {
-
-const std::string kModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-gqa4";
 
 // Decode graphs: every batch size up to 16 (MoE layers compute padding rows like tokens), then
 // multiples of 8 up to 256 and of 16 up to 512, none past the largest batch.
@@ -46,17 +45,11 @@ std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_bloc
                                   bool prefix_caching = true, int64_t batched_tokens = 64,
                                   std::optional<bool> async = std::nullopt,
                                   int64_t kv_reserve_per_seq = 0) {
-  EngineOptions options;
+  EngineOptions options =
+      test_engine_options("qwen3-gqa4", max_num_seqs, num_kv_blocks, batched_tokens);
   options.async_scheduling = async.value_or(async_param());
-  options.model_path = kModel;
-  options.max_model_len = 96;
-  options.block_size = 8;
-  options.max_num_seqs = max_num_seqs;
-  options.max_num_batched_tokens = batched_tokens;
-  options.num_kv_blocks = num_kv_blocks;
   options.enable_prefix_caching = prefix_caching;
   options.kv_reserve_per_seq = kv_reserve_per_seq;
-  options.verbose = false;
   return LoadedModel::load(options, make_cpu_backend());
 }
 

@@ -9,23 +9,16 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "engine/generator.h"
+#include "test_engine_options.h"
 
 namespace hadron {
 namespace {
 
-const std::string kHybridModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-next";
-
 std::unique_ptr<LoadedModel> load_hybrid(int64_t num_kv_blocks = 0, int64_t batched_tokens = 64,
                                          int64_t max_num_seqs = 8) {
-  EngineOptions options;
-  options.model_path = kHybridModel;
-  options.max_model_len = 96;
-  options.block_size = 8;
-  options.max_num_seqs = max_num_seqs;
-  options.max_num_batched_tokens = batched_tokens;
-  options.num_kv_blocks = num_kv_blocks;
-  options.verbose = false;
-  return LoadedModel::load(options, make_cpu_backend());
+  return LoadedModel::load(
+      test_engine_options("qwen3-next", max_num_seqs, num_kv_blocks, batched_tokens),
+      make_cpu_backend());
 }
 
 GenerationRequest request(std::mt19937& rng, int min_len, int max_len, int64_t max_tokens) {
