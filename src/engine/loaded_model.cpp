@@ -54,9 +54,18 @@ size_t LoadedModel::allocate_state_slots() {
     state_slots_ = std::make_unique<StateSlots>();
     return 0;
   }
-  // A running sequence holds one slot, and at most --max-num-seqs run.
-  const int64_t n_slots = options_.max_num_seqs;
-  kv_->allocate_states(*backend_, layers, n_slots, backend_->activation_dtype());
+  // A running sequence holds one slot, and at most --max-num-seqs run. In host memory (no
+  // device memory to fill) the slots take at most half of the KV budget, and admission waits
+  // for a free one.
+  const DType conv_dtype = backend_->activation_dtype();
+  int64_t n_slots = options_.max_num_seqs;
+  if (!backend_->memory()) {
+    const size_t budget =
+        options_.kv_cache_memory_bytes > 0 ? options_.kv_cache_memory_bytes : kCpuKvCacheBytes;
+    const size_t per_seq = KvCache::state_bytes_per_seq(layers, conv_dtype);
+    n_slots = std::clamp<int64_t>(static_cast<int64_t>(budget / 2 / per_seq), 1, n_slots);
+  }
+  kv_->allocate_states(*backend_, layers, n_slots, conv_dtype);
   state_slots_ = std::make_unique<StateSlots>(n_slots);
   return kv_->state_bytes();
 }

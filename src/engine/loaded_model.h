@@ -69,8 +69,9 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
-  // Allocates the linear-attention state slots (one per --max-num-seqs sequence) ahead of the
-  // KV pool; returns the bytes they took from the pool's budget.
+  // Allocates the linear-attention state slots (one per --max-num-seqs sequence; on the CPU
+  // within half the KV budget) ahead of the KV pool; returns the bytes they took from the
+  // pool's budget.
   size_t allocate_state_slots();
 
   std::unique_ptr<Backend> backend_;

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/model_runner.h"
-#include "test_engine_options.h"
+#include "engine_test_util.h"
 
 namespace hadron {
 namespace {
@@ -300,30 +300,7 @@ TEST_P(EngineTest, MaxTokensZeroScoresThePromptOnly) {
 TEST_P(EngineTest, RandomAddStepAbortNeverLeaksBlocks) {
   auto model = load(6, 30, true, 24);
   Engine engine(*model, nullptr);
-  std::mt19937 rng(18);
-  uint64_t next_id = 0;
-  std::vector<uint64_t> live;
-  for (int round = 0; round < 300; ++round) {
-    const int action = rng() % 4;
-    if (action == 0) {
-      GenerationRequest r = greedy_request(random_prompt(rng, 1, 40), 1 + rng() % 30);
-      r.params.n = 1 + rng() % 3;
-      engine.add_request(next_id, r.prompt, r.params);
-      live.push_back(next_id++);
-    } else if (action == 1 && !live.empty()) {
-      const size_t victim = rng() % live.size();
-      const int64_t free_before = model->blocks().n_free();
-      engine.abort_request(live[victim]);
-      EXPECT_GE(model->blocks().n_free(), free_before);  // freed in the same step
-      live.erase(live.begin() + victim);
-    } else {
-      for (const RequestOutput& out : engine.step())
-        if (out.finished) std::erase(live, out.request_id);
-    }
-  }
-  for (uint64_t id : live) engine.abort_request(id);
-  while (engine.has_unfinished()) engine.step();  // siblings of requests already reported
-  EXPECT_FALSE(engine.has_unfinished());
+  run_random_traffic(engine, *model, 18, 300, 3, 30);
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 

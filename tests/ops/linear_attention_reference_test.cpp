@@ -11,20 +11,10 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
+#include "reference_util.h"
 
 namespace hadron {
 namespace {
-
-Tensor view(std::vector<float>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::F32, shape);
-}
-
-std::vector<float> normal_floats(std::mt19937_64& rng, int64_t n, float scale) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(n);
-  for (float& v : values) v = normal(rng);
-  return values;
-}
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
@@ -62,8 +52,8 @@ TEST(LinearAttentionReference, CausalConvIsACausalSumAndCarriesItsState) {
   std::vector<float> rest(x.begin() + (T + split) * C, x.begin() + 2 * T * C);
   const MetaStorage second({{0, split, T - split}});
   cpu->causal_conv1d(view(rest, {T - split, C}), view(w, {C, K}), view(states, {3, C, K - 1}),
-                     second.meta, Tensor::view_of(out.data() + (T + split) * C, DType::F32,
-                                                  {T - split, C}));
+                     second.meta,
+                     Tensor::view_of(out.data() + (T + split) * C, DType::F32, {T - split, C}));
   for (int64_t seq = 0; seq < 2; ++seq) {
     const int64_t row0 = seq == 0 ? 0 : T;  // sequence 1's rows are T..2T-1 in x and out
     for (int64_t t = 0; t < T; ++t)
