@@ -1,7 +1,7 @@
 // Engine properties of a hybrid model (gated DeltaNet + attention, the qwen3-next fixture),
 // whose sequences also hold a linear-attention state slot: outputs do not depend on batch
-// mates, preemption (state dropped, recomputed from position 0), chunked prefill or n > 1
-// siblings; no state slot or KV block leaks under random add/step/abort.
+// mates, preemption (state dropped, recomputed from position 0), chunked prefill, async
+// scheduling or n > 1 siblings; no state slot or KV block leaks under random add/step/abort.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -71,6 +71,14 @@ TEST(HybridEngine, OutputDoesNotDependOnBatchMatesChunksOrPreemption) {
   }
   expect_nothing_held(*roomy);
   expect_nothing_held(*tight);
+  // Async scheduling (step N+1 queued before N's tokens are read) changes nothing either.
+  EngineOptions options = test_engine_options("qwen3-next", 8, 13, 16);
+  options.async_scheduling = true;
+  auto async = LoadedModel::load(options, make_cpu_backend());
+  const auto overlapped = generate(*async, batch);
+  for (size_t i = 0; i < batch.size(); ++i)
+    EXPECT_EQ(overlapped[i].completions[0], alone[i]) << "request " << i;
+  expect_nothing_held(*async);
 }
 
 // On the CPU the state slots take at most half the KV budget: here 4 slots for 8 sequences,
