@@ -19,8 +19,8 @@ DecoderModel::DecoderModel(const ModelConfig& config, Backend& backend,
     layer.kind = config.layer_types[i];
     const bool linear = layer.kind == LayerKind::kLinearAttention;
     if (linear && !options.hybrid)
-      input_error("{}: {} has no linear-attention layers (layer {})", config.source,
-                  config.architecture, i);
+      input_error("{}: layer {} is linear_attention, which {} does not have", config.source, i,
+                  config.architecture);
     layer.cache_idx = linear ? n_linear++ : n_attention++;
   }
 }
