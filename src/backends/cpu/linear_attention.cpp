@@ -47,16 +47,19 @@ void l2_normalize(float* x, int64_t n, float scale) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-// One value head of one sequence through the delta rule. state: [Dk, Dv].
+// One value head of one sequence through the delta rule, a token at a time. state: [Dk, Dv].
 struct DeltaHead {
   const LinearAttentionParams& p;
   float decay_rate;  // exp(a_log): g = -decay_rate * softplus(a + dt_bias)
   float dt_bias;
+  std::vector<float> q, k, delta;  // scratch: [Dk], [Dk], [Dv]
 
   void run(const float* q_in, const float* k_in, const float* v, float b, float a, float* state,
-           float* out) const {
+           float* out) {
     const int64_t dk = p.key_head_dim, dv = p.value_head_dim;
-    std::vector<float> q(q_in, q_in + dk), k(k_in, k_in + dk), delta(dv);
+    q.assign(q_in, q_in + dk);
+    k.assign(k_in, k_in + dk);
+    delta.resize(dv);
     l2_normalize(q.data(), dk, 1.0f / std::sqrt(static_cast<float>(dk)));
     l2_normalize(k.data(), dk, 1.0f);
     const float beta = sigmoid(b);
@@ -139,7 +142,7 @@ void CpuBackend::gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Ten
           const int64_t h = job % hv, kh = h / group;
           float* state = states.ptr<float>() + (seq.slot * hv + h) * dk * dv;
           if (seq.fresh) std::fill(state, state + dk * dv, 0.0f);
-          const DeltaHead head{params, std::exp(load_f32(a_log, h)), load_f32(dt_bias, h)};
+          DeltaHead head{params, std::exp(load_f32(a_log, h)), load_f32(dt_bias, h), {}, {}, {}};
           for (int64_t t = seq.begin; t < seq.end; ++t) {
             const float* row = qkv.ptr<float>() + t * width;
             const float* gates = ba.ptr<float>() + t * 2 * hv;
