@@ -16,6 +16,11 @@ void Scheduler::release(Sequence& seq) {
   seq.state_slot = -1;
 }
 
+int64_t Scheduler::schedulable(const Sequence& seq) {
+  return seq.fork_at >= 0 ? std::min(seq.n_uncomputed(), seq.fork_at - seq.n_computed)
+                          : seq.n_uncomputed();
+}
+
 bool Scheduler::take_state_slot(Sequence& seq) {
   if (state_slots_ == nullptr || !state_slots_->enabled() || seq.state_slot >= 0) return true;
   const std::optional<int32_t> slot = state_slots_->acquire();
@@ -88,7 +93,8 @@ void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {
   for (Sequence* seq : order) {
     if (budget <= 0) break;
     if (seq->state != SeqState::kRunning) continue;  // preempted meanwhile
-    const int64_t n = std::min(seq->n_uncomputed(), budget);
+    const int64_t n = std::min(schedulable(*seq), budget);
+    if (n <= 0) continue;  // waiting for its siblings' fork
     bool preempted_self = false;
     while (!reserve(*seq, n)) {
       Sequence* victim = running_.back();
@@ -117,10 +123,11 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
       seq->n_computed = match.n_tokens;
       seq->hash_cursor = match.cursor;
     }
-    const int64_t n = std::min(seq->n_uncomputed(), budget);
+    const int64_t n = std::min(schedulable(*seq), budget);
+    const bool had_slot = seq->state_slot >= 0;  // a forked sibling holds its copied state
     if (!leaves_growth_room(*seq, n) || !take_state_slot(*seq) || !reserve(*seq, n)) {
-      if (state_slots_) state_slots_->release(seq->state_slot);  // waiting sequences hold none
-      seq->state_slot = -1;
+      if (!had_slot && state_slots_) state_slots_->release(seq->state_slot);
+      if (!had_slot) seq->state_slot = -1;
       if (matched_now) {
         blocks_.release(seq->blocks);
         seq->blocks.clear();

@@ -73,6 +73,8 @@ class Scheduler {
   void release(Sequence& seq);
   // Takes a state slot for seq when the model keeps state; false when none is free.
   bool take_state_slot(Sequence& seq);
+  // Tokens seq may run now: its uncomputed ones, up to its fork_at.
+  static int64_t schedulable(const Sequence& seq);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);
 

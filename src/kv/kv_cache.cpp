@@ -40,6 +40,14 @@ size_t KvCache::state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, 
   return bytes;
 }
 
+void KvCache::copy_state(Backend& backend, int32_t src, int32_t dst) const {
+  HADRON_CHECK(src >= 0 && src < n_state_slots_ && dst >= 0 && dst < n_state_slots_ && src != dst,
+               "state slot {} copied to {} of {}", src, dst, n_state_slots_);
+  for (const auto* states : {&conv_, &recurrent_})
+    for (const Tensor& state : *states)
+      backend.copy(state.slice_rows(src, src + 1), state.slice_rows(dst, dst + 1));
+}
+
 void KvCache::allocate_states(Backend& backend, const std::vector<LinearStateSpec>& layers,
                               int64_t n_slots, DType conv_dtype) {
   HADRON_CHECK(n_slots > 0 && state_storage_.bytes() == 0, "{} state slots (allocated once)",

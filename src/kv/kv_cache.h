@@ -52,6 +52,8 @@ class KvCache {
   const Tensor& conv_state(int layer) const { return conv_[layer]; }
   const Tensor& recurrent_state(int layer) const { return recurrent_[layer]; }
   int64_t n_state_slots() const { return n_state_slots_; }
+  // Copies every layer's state in slot src to slot dst (a sequence forked from another).
+  void copy_state(Backend& backend, int32_t src, int32_t dst) const;
   size_t state_bytes() const { return state_storage_.bytes(); }
   // Bytes of one sequence's state over all linear-attention layers.
   static size_t state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, DType conv_dtype);

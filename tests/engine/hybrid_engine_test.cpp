@@ -99,16 +99,30 @@ TEST(HybridEngine, FewerSlotsThanSequencesStillServesAll) {
   expect_nothing_held(*model);
 }
 
-TEST(HybridEngine, SiblingsMatchASingleCompletion) {
-  auto model = load_hybrid();
+int64_t computed_tokens(const GenerationStats& stats) {
+  const EngineStats& e = stats.engine;
+  return e.decode_steps.n_tokens + e.mixed_steps.n_tokens + e.prefill_steps.n_tokens;
+}
+
+// Siblings fork from the first completion at the prompt's last full block (24 of 30 tokens):
+// they share its blocks, start from a copy of its state and compute only the rest.
+TEST(HybridEngine, SiblingsForkWithACopyOfTheStateAndMatchASingleCompletion) {
   std::mt19937 rng(22);
   GenerationRequest r = request(rng, 30, 30, 8);
-  const auto single = generate(*model, {r})[0].completions[0];
-  r.params.n = 3;
-  const auto result = generate(*model, {r})[0];
-  ASSERT_EQ(result.completions.size(), 3u);
-  for (const auto& completion : result.completions) EXPECT_EQ(completion, single);
-  expect_nothing_held(*model);
+  for (const int64_t batched_tokens : {64, 7}) {  // the prompt in one step, or in chunks
+    SCOPED_TRACE(batched_tokens);
+    auto model = load_hybrid(0, batched_tokens);
+    r.params.n = 1;
+    const auto single = generate(*model, {r})[0].completions[0];
+    r.params.n = 3;
+    GenerationStats stats;
+    const auto result = generate(*model, {r}, nullptr, &stats)[0];
+    ASSERT_EQ(result.completions.size(), 3u);
+    for (const auto& completion : result.completions) EXPECT_EQ(completion, single);
+    // 30 prompt tokens, 6 more per sibling, 7 decode steps per completion.
+    EXPECT_EQ(computed_tokens(stats), 30 + 2 * 6 + 3 * 7);
+    expect_nothing_held(*model);
+  }
 }
 
 TEST(HybridEngine, RandomAddStepAbortNeverLeaksStateSlots) {
