@@ -46,6 +46,20 @@ void print_kv_per_token(const std::vector<KvLayerSpec>& layers) {
       static_cast<long long>(values * 2));
 }
 
+// Linear-attention layers keep a state per sequence beside the KV cache.
+void print_state_memory(const Model& model, DType conv_dtype) {
+  const std::vector<LinearStateSpec> layers = model.state_layers();
+  if (layers.empty()) return;
+  const LinearStateSpec& layer = layers.front();
+  const std::string text = fmt::format(
+      "linear-attention state per sequence: {:.2f} MB ({} layers: conv {} [{}, {}], recurrent {} "
+      "[{}, {}, {}])",
+      KvCache::state_bytes_per_seq(layers, conv_dtype) / 1e6, layers.size(), dtype_name(conv_dtype),
+      layer.conv_dim, layer.conv_width, dtype_name(layer.state_dtype), layer.n_heads,
+      layer.key_head_dim, layer.value_head_dim);
+  std::printf("%s\n", text.c_str());
+}
+
 void run_inspect(const InspectArgs& args) {
   const ModelConfig config = load_model_config(args.model_dir);
   std::printf("%s\n", describe(config).c_str());
@@ -59,6 +73,7 @@ void run_inspect(const InspectArgs& args) {
   std::printf("weight memory: F32 %s, BF16/F16 %s, FP8 %s\n", gigabytes(4 * n_params).c_str(),
               gigabytes(2 * n_params).c_str(), gigabytes(n_params).c_str());
   print_kv_per_token(model->kv_layers());
+  print_state_memory(*model, backend->activation_dtype());
   if (args.load_format == "dummy") return;
   std::filesystem::path dir = args.model_dir;
   if (!std::filesystem::is_directory(dir)) dir = dir.parent_path();  // DIR/config.json

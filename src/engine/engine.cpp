@@ -15,7 +15,7 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
       detokenizer_(detokenizer),
       scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens,
                   model.options().kv_reserve_per_seq},
-                 model.blocks()),
+                 model.blocks(), &model.state_slots()),
       async_(model.async_scheduling()) {
   for (int64_t id : model.config().eos_token_ids)
     eos_token_ids_.push_back(static_cast<int32_t>(id));
@@ -25,7 +25,10 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
 
 Engine::~Engine() {
   if (in_flight_) model_.runner().take_tokens();  // nothing may stay queued for the next engine
-  for (auto& [key, tracked] : seqs_) model_.blocks().release(tracked->seq.blocks);
+  for (auto& [key, tracked] : seqs_) {
+    model_.blocks().release(tracked->seq.blocks);
+    model_.state_slots().release(tracked->seq.state_slot);
+  }
 }
 
 void Engine::validate(const std::vector<int32_t>& prompt, const SamplingParams& p) const {
@@ -80,25 +83,52 @@ void Engine::add_request(uint64_t request_id, std::vector<int32_t> prompt,
   Tracked& first = track(Sequence(request_id, 0, std::move(prompt), shared, seed, cache_salt));
   // Prompt logprobs need every prompt position computed, so no cached prefix is reused.
   first.seq.use_prefix_cache = params.prompt_logprobs < 0;
+  if (params.n > 1 && model_.state_slots().enabled()) {
+    // Siblings start from the first completion's state at the last full block of the prompt.
+    const int64_t block_size = model_.blocks().block_size();
+    first.seq.fork_at = (first.seq.prompt_len - 1) / block_size * block_size;
+    if (first.seq.fork_at == 0) fork_siblings(first.seq);  // nothing to share
+  }
   scheduler_.add(&first.seq);
 }
 
-void Engine::fork_siblings(const Sequence& first) {
+void Engine::fork_siblings(Sequence& first) {
   // Siblings share the prompt's full blocks; the partial last block is recomputed per sibling.
+  // With linear-attention state the first sequence stopped at the last full block (fork_at)
+  // and each sibling gets a copy of its state there (or, with no slot free, recomputes all).
   const int64_t block_size = model_.blocks().block_size();
-  const int64_t shared_blocks = std::min<int64_t>((first.prompt_len - 1) / block_size,
-                                                  static_cast<int64_t>(first.blocks.size()));
+  const bool with_state = model_.state_slots().enabled();
+  const int64_t full_blocks = with_state
+                                  ? first.n_computed / block_size
+                                  : std::min<int64_t>((first.prompt_len - 1) / block_size,
+                                                      static_cast<int64_t>(first.blocks.size()));
+  first.fork_at = -1;
   for (int index = 1; index < first.params->n; ++index) {
     const uint64_t seed = first.params->seed ? *first.params->seed + index
                                              : std::random_device{}() + unseeded_counter_++;
     std::vector<int32_t> prompt(first.tokens.begin(), first.tokens.begin() + first.prompt_len);
     Tracked& sibling = track(
         Sequence(first.request_id, index, std::move(prompt), first.params, seed, first.cache_salt));
+    int64_t shared_blocks = full_blocks;
+    if (with_state && shared_blocks > 0) {
+      const std::optional<int32_t> slot = model_.state_slots().acquire();
+      if (slot) {
+        sibling.seq.state_slot = *slot;
+        model_.kv().copy_state(model_.backend(), first.state_slot, *slot);
+      } else {
+        shared_blocks = 0;
+      }
+    }
     sibling.seq.blocks.assign(first.blocks.begin(), first.blocks.begin() + shared_blocks);
     model_.blocks().share(sibling.seq.blocks);
     sibling.seq.n_computed = shared_blocks * block_size;
     scheduler_.add(&sibling.seq, /*at_front=*/true);
   }
+}
+
+void Engine::fork_at_boundaries(const SchedulerOutput& plan) {
+  for (const ScheduledSeq& s : plan.seqs)
+    if (s.seq->fork_at >= 0 && s.seq->n_computed == s.seq->fork_at) fork_siblings(*s.seq);
 }
 
 void Engine::finish(Tracked& t, FinishReason reason, RequestOutput& out) {
@@ -142,7 +172,9 @@ void Engine::report_token(Tracked& t, RequestOutput& out) {
 
 RequestOutput Engine::start_output(Tracked& t, bool first_token) {
   Sequence& seq = t.seq;
-  if (seq.index == 0 && first_token && seq.params->n > 1) fork_siblings(seq);
+  // (Hybrid models fork earlier, from the state at fork_at: fork_at_boundaries.)
+  if (seq.index == 0 && first_token && seq.params->n > 1 && !model_.state_slots().enabled())
+    fork_siblings(seq);
   RequestOutput out;
   out.request_id = seq.request_id;
   out.index = seq.index;
@@ -199,7 +231,7 @@ std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) const
     const Tracked& t = *seqs_.at(s.seq);
     const bool all_logits = t.prompt_logprobs_pending && s.seq->n_computed < s.seq->prompt_len;
     steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
-                     s.seq->n_computed, s.seq->blocks, all_logits});
+                     s.seq->n_computed, s.seq->blocks, all_logits, s.seq->state_slot});
   }
   return steps;
 }
@@ -259,6 +291,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
   runner_seconds_ += seconds_since(start);
   charge_readback(count_step(plan));
   scheduler_.on_step_done(plan);
+  fork_at_boundaries(plan);
   const int64_t vocab = model_.config().vocab_size;
   int64_t row = 0;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
@@ -313,6 +346,7 @@ std::vector<RequestOutput> Engine::step() {
       drop_finished(finished, plan, &launched);
     }
     scheduler_.on_step_done(plan);
+    fork_at_boundaries(plan);
     for (size_t row = 0; row < launched.producers.size(); ++row)
       if (launched.producers[row] != nullptr)
         launched.producers[row]->tokens.push_back(-static_cast<int32_t>(row) - 1);

@@ -122,7 +122,9 @@ class Engine {
   RequestOutput start_output(Tracked& t, bool first_token);
   void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
   Tracked& track(Sequence seq);
-  void fork_siblings(const Sequence& first);
+  void fork_siblings(Sequence& first);
+  // Forks the siblings of the plan's sequences that reached their fork_at.
+  void fork_at_boundaries(const SchedulerOutput& plan);
   // Whether the sequence's next token may be sampled on the device (nothing the host must see
   // or change first; max_tokens 0, which samples none, finishes on the host).
   bool samples_on_device(const Tracked& t) const;

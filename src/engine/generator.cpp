@@ -55,15 +55,19 @@ std::vector<float> score(LoadedModel& model, const std::vector<int32_t>& tokens)
   const int64_t block_size = model.kv().block_size();
   auto blocks = model.blocks().allocate((tokens.size() + block_size - 1) / block_size);
   HADRON_CHECK(blocks.has_value(), "KV pool too small for {} tokens", tokens.size());
+  const std::optional<int32_t> slot =
+      model.state_slots().enabled() ? model.state_slots().acquire() : std::optional<int32_t>(-1);
+  HADRON_CHECK(slot.has_value(), "no free linear-attention state slot");
   std::vector<float> all;
   for (int64_t done = 0; done < static_cast<int64_t>(tokens.size());) {
     const int64_t n = std::min<int64_t>(tokens.size() - done, model.runner().max_tokens());
-    const SequenceStep step{std::span(tokens).subspan(done, n), done, *blocks, true};
+    const SequenceStep step{std::span(tokens).subspan(done, n), done, *blocks, true, *slot};
     const std::vector<float> logits = model.runner().step({&step, 1});
     all.insert(all.end(), logits.begin(), logits.end());
     done += n;
   }
   model.blocks().release(*blocks);
+  model.state_slots().release(*slot);
   return all;
 }
 

@@ -15,11 +15,14 @@ namespace {
 // KV blocks for the device: --num-kv-blocks or --kv-cache-memory-bytes when given; where the
 // backend knows its memory (a GPU), what --gpu-memory-utilization leaves once weights and
 // activations are allocated; elsewhere (the CPU), what the flags ask for (cpu_kv_blocks).
+// state_bytes: what linear-attention state slots already took from the same budget.
 int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t bytes_per_block,
-                       int64_t blocks_per_seq) {
+                       int64_t blocks_per_seq, size_t state_bytes) {
   if (options.num_kv_blocks > 0) return options.num_kv_blocks;
   if (options.kv_cache_memory_bytes > 0)
-    return static_cast<int64_t>(options.kv_cache_memory_bytes / bytes_per_block);
+    return static_cast<int64_t>(
+        (options.kv_cache_memory_bytes - std::min(options.kv_cache_memory_bytes, state_bytes)) /
+        bytes_per_block);
   if (const std::optional<DeviceMemory> memory = backend.memory()) {
     const double budget = options.gpu_memory_utilization * static_cast<double>(memory->total_bytes);
     const double used = static_cast<double>(memory->total_bytes - memory->free_bytes);
@@ -33,14 +36,38 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
           bytes_per_block * blocks_per_seq / 1e9, blocks_per_seq * options.block_size);
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
-  return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block);
+  return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block, state_bytes);
 }
 
 }  // namespace
 
-int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block) {
-  const auto budget_blocks = static_cast<int64_t>(kCpuKvCacheBytes / bytes_per_block);
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block,
+                      size_t state_bytes) {
+  const auto budget_blocks = static_cast<int64_t>(
+      (kCpuKvCacheBytes - std::min(kCpuKvCacheBytes, state_bytes)) / bytes_per_block);
   return std::max(blocks_per_seq, std::min(blocks_per_seq * max_num_seqs, budget_blocks));
+}
+
+size_t LoadedModel::allocate_state_slots() {
+  const std::vector<LinearStateSpec> layers = model_->state_layers();
+  if (layers.empty()) {
+    state_slots_ = std::make_unique<StateSlots>();
+    return 0;
+  }
+  // A running sequence holds one slot, and at most --max-num-seqs run. In host memory (no
+  // device memory to fill) the slots take at most half of the KV budget, and admission waits
+  // for a free one.
+  const DType conv_dtype = backend_->activation_dtype();
+  int64_t n_slots = options_.max_num_seqs;
+  if (!backend_->memory()) {
+    const size_t budget =
+        options_.kv_cache_memory_bytes > 0 ? options_.kv_cache_memory_bytes : kCpuKvCacheBytes;
+    const size_t per_seq = KvCache::state_bytes_per_seq(layers, conv_dtype);
+    n_slots = std::clamp<int64_t>(static_cast<int64_t>(budget / 2 / per_seq), 1, n_slots);
+  }
+  kv_->allocate_states(*backend_, layers, n_slots, conv_dtype);
+  state_slots_ = std::make_unique<StateSlots>(n_slots);
+  return kv_->state_bytes();
 }
 
 bool LoadedModel::async_scheduling() const {
@@ -91,15 +118,23 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
       RunnerLimits{options.max_num_batched_tokens, options.max_num_seqs, blocks_per_seq});
   const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
   const DType kv_dtype = backend.activation_dtype();
+  const size_t state_bytes = loaded->allocate_state_slots();
   const int64_t n_blocks = plan_kv_blocks(
       options, backend, KvCache::bytes_per_block(kv_layers, options.block_size, kv_dtype),
-      blocks_per_seq);
+      blocks_per_seq, state_bytes);
   if (n_blocks < blocks_per_seq)
     input_error("{} KV blocks of {} tokens cannot hold one sequence of --max-model-len {}",
                 n_blocks, options.block_size, loaded->max_model_len_);
   loaded->kv_->allocate(backend, kv_layers, n_blocks, options.block_size, kv_dtype);
-  loaded->blocks_ =
-      std::make_unique<BlockManager>(n_blocks, options.block_size, options.enable_prefix_caching);
+  // Restoring a linear-attention state at a cached prefix is not implemented: such models
+  // recompute every prompt rather than pair cached KV with a state of the wrong length.
+  const bool prefix_caching = options.enable_prefix_caching && state_bytes == 0;
+  if (options.verbose && options.enable_prefix_caching && !prefix_caching)
+    std::fprintf(stderr,
+                 "prefix caching is off: %s has linear-attention layers, whose state is not "
+                 "cached per prefix\n",
+                 config.architecture.c_str());
+  loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size, prefix_caching);
   if (!options.enforce_eager) {
     const auto capture_start = std::chrono::steady_clock::now();
     const int n_graphs = loaded->runner_->capture_decode_graphs(options.max_num_seqs);
@@ -111,6 +146,10 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                                      .back()),
           seconds_since(capture_start));
   }
+  if (options.verbose && state_bytes > 0)
+    std::fprintf(stderr, "linear-attention state: %lld slots of %.2f MB (%.2f GB)\n",
+                 static_cast<long long>(loaded->kv_->n_state_slots()),
+                 state_bytes / 1e6 / loaded->kv_->n_state_slots(), state_bytes / 1e9);
   if (options.verbose)
     std::fprintf(stderr,
                  "loaded %s on %s: %.2f GB of weights%s, KV cache %lld blocks of %lld tokens "

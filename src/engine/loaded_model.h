@@ -10,6 +10,7 @@
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
+#include "kv/state_slots.h"
 #include "models/weight_loader.h"
 
 namespace hadron {
@@ -42,8 +43,10 @@ inline constexpr int64_t kDefaultMaxModelLen = 8192;
 inline constexpr size_t kCpuKvCacheBytes = 64'000'000;
 
 // KV blocks of a CPU pool: max_num_seqs sequences of blocks_per_seq blocks (what --max-num-seqs
-// and --max-model-len ask for), within kCpuKvCacheBytes, but always one whole sequence.
-int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block);
+// and --max-model-len ask for), within kCpuKvCacheBytes less the state_bytes linear-attention
+// state took, but always one whole sequence.
+int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block,
+                      size_t state_bytes = 0);
 
 class LoadedModel {
  public:
@@ -57,6 +60,8 @@ class LoadedModel {
   ModelRunner& runner() { return *runner_; }
   KvCache& kv() { return *kv_; }
   BlockManager& blocks() { return *blocks_; }
+  // Linear-attention state slots (disabled for models without such layers).
+  StateSlots& state_slots() { return *state_slots_; }
   int64_t max_model_len() const { return max_model_len_; }
   const EngineOptions& options() const { return options_; }
   size_t weight_bytes() const { return weights_.bytes; }
@@ -64,12 +69,17 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
+  // Allocates the linear-attention state slots (one per --max-num-seqs sequence; on the CPU
+  // within half the KV budget) ahead of the KV pool; returns the bytes they took from the
+  // pool's budget.
+  size_t allocate_state_slots();
 
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
   std::unique_ptr<BlockManager> blocks_;
+  std::unique_ptr<StateSlots> state_slots_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;
   EngineOptions options_;

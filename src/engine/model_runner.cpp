@@ -12,8 +12,15 @@ namespace {
 // layer plus the residual stream in fp32, and fp32 logits for up to max_logit_rows rows.
 size_t arena_bytes(const ModelConfig& config, int64_t max_tokens, int64_t max_logit_rows) {
   const int64_t qkv = (config.n_heads + 2 * config.n_kv_heads) * config.head_dim;
+  const LinearAttentionConfig& linear = config.linear_attention;
+  // Gated DeltaNet: the input projection's parts, the convolution's output, the rule's output
+  // and its gated norm.
+  const int64_t linear_width =
+      2 * (2 * linear.n_key_heads * linear.key_head_dim +
+           3 * linear.n_value_heads * linear.value_head_dim + 2 * linear.n_value_heads);
   const int64_t widest =
-      std::max(3 * config.intermediate_size, qkv + 2 * config.n_heads * config.head_dim);
+      std::max({3 * config.intermediate_size, qkv + 4 * config.n_heads * config.head_dim,
+                linear_width, 3 * config.moe.shared_expert_intermediate_size + config.hidden_size});
   const int64_t per_token = widest + 5 * config.hidden_size;
   return sizeof(float) * (static_cast<size_t>(max_tokens) * per_token +
                           static_cast<size_t>(max_logit_rows) * config.vocab_size) +
@@ -26,7 +33,7 @@ constexpr int kSamplingColumns = 6;  // temperature, top_k, top_p, min_p, seed, 
 // every token a logits row), then the sampling columns of S rows.
 size_t inputs_bytes(const RunnerLimits& limits) {
   const int64_t t = limits.max_tokens, s = limits.max_logit_rows;
-  const int64_t ints = 4 * t + 2 * s + 1 + s * limits.max_blocks_per_seq;
+  const int64_t ints = 4 * t + 3 * s + 1 + s * limits.max_blocks_per_seq;
   return static_cast<size_t>(ints) * sizeof(int32_t) + 8 + kSamplingColumns * 8 * s;
 }
 
@@ -62,7 +69,8 @@ namespace {
 
 // Where a step's index arrays lie, in this order, in the int32 prefix of the inputs image.
 struct IndexArrays {
-  int32_t *ids, *positions, *cu_seqlens, *kv_lens, *slots, *tables, *logits_rows, *end;
+  int32_t *ids, *positions, *cu_seqlens, *kv_lens, *slots, *tables, *logits_rows, *state_slots,
+      *end;
 
   IndexArrays(int32_t* base, int64_t n_tokens, int64_t n_seqs, int64_t table_width, int64_t n_rows)
       : ids(base),
@@ -72,7 +80,8 @@ struct IndexArrays {
         slots(kv_lens + n_seqs),
         tables(slots + n_tokens),
         logits_rows(tables + n_seqs * table_width),
-        end(logits_rows + n_rows) {}
+        state_slots(logits_rows + n_rows),
+        end(state_slots + n_seqs) {}
 };
 
 // Fills the arrays for `steps` then padding rows up to meta.n_seqs (one token 0 writing no
@@ -104,6 +113,7 @@ void fill_index_arrays(std::span<const SequenceStep> steps, int64_t block_size, 
     std::copy(s.blocks.begin(), s.blocks.end(), a.tables + i * table_width);
     a.cu_seqlens[i + 1] = static_cast<int32_t>(token);
     a.kv_lens[i] = static_cast<int32_t>(kv_len);
+    a.state_slots[i] = real ? s.state_slot : -1;
     meta.max_q_len = std::max(meta.max_q_len, static_cast<int>(n_new));
     meta.max_kv_len = std::max(meta.max_kv_len, static_cast<int>(kv_len));
     meta.decode_only = meta.decode_only && n_new == 1;
@@ -178,6 +188,7 @@ ModelRunner::StepInputs ModelRunner::stage_inputs(std::span<const SequenceStep> 
   meta.block_tables =
       device_ints(arrays.tables, n_seqs * table_width).reshape({n_seqs, table_width});
   meta.logits_rows = device_ints(arrays.logits_rows, n_rows);
+  meta.state_slots = device_ints(arrays.state_slots, n_seqs);
   const int64_t column_bytes = n_seqs * 8;
   auto column = [&](int c, DType dtype) {
     return Tensor::view_of(base + sampling_offset + c * column_bytes, dtype, {n_seqs}, device);

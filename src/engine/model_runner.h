@@ -33,6 +33,9 @@ struct SequenceStep {
   int64_t n_cached = 0;
   std::span<const int32_t> blocks;
   bool all_logits = false;  // logits for every new token (scoring), else only the last
+  // The linear-attention state slot (hybrid models; -1 otherwise). It holds the state after
+  // the n_cached tokens, and is reset when n_cached is 0.
+  int32_t state_slot = -1;
 };
 
 // How to sample one logits row on the device (ops/sampling.h semantics).

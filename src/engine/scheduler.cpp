@@ -6,8 +6,28 @@
 
 namespace hadron {
 
-Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks)
-    : config_(config), blocks_(blocks) {}
+Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots)
+    : config_(config), blocks_(blocks), state_slots_(state_slots) {}
+
+void Scheduler::release(Sequence& seq) {
+  blocks_.release(seq.blocks);
+  seq.blocks.clear();
+  if (state_slots_) state_slots_->release(seq.state_slot);
+  seq.state_slot = -1;
+}
+
+int64_t Scheduler::schedulable(const Sequence& seq) {
+  return seq.fork_at >= 0 ? std::min(seq.n_uncomputed(), seq.fork_at - seq.n_computed)
+                          : seq.n_uncomputed();
+}
+
+bool Scheduler::take_state_slot(Sequence& seq) {
+  if (state_slots_ == nullptr || !state_slots_->enabled() || seq.state_slot >= 0) return true;
+  const std::optional<int32_t> slot = state_slots_->acquire();
+  if (!slot) return false;
+  seq.state_slot = *slot;
+  return true;
+}
 
 void Scheduler::add(Sequence* seq, bool at_front) {
   seq->state = SeqState::kWaiting;
@@ -20,8 +40,7 @@ void Scheduler::add(Sequence* seq, bool at_front) {
 void Scheduler::remove(Sequence* seq) {
   std::erase(running_, seq);
   std::erase(waiting_, seq);
-  blocks_.release(seq->blocks);
-  seq->blocks.clear();
+  release(*seq);
   seq->state = SeqState::kFinished;
 }
 
@@ -55,8 +74,7 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
     output.seqs.erase(scheduled);
   }
   std::erase(running_, &seq);
-  blocks_.release(seq.blocks);
-  seq.blocks.clear();
+  release(seq);  // a linear-attention state is recomputed from position 0 with the KV
   seq.n_computed_lost = std::max(seq.n_computed_lost, seq.n_computed);
   seq.n_computed = 0;
   seq.hash_cursor = {};
@@ -75,7 +93,8 @@ void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {
   for (Sequence* seq : order) {
     if (budget <= 0) break;
     if (seq->state != SeqState::kRunning) continue;  // preempted meanwhile
-    const int64_t n = std::min(seq->n_uncomputed(), budget);
+    const int64_t n = std::min(schedulable(*seq), budget);
+    if (n <= 0) continue;  // waiting for its siblings' fork
     bool preempted_self = false;
     while (!reserve(*seq, n)) {
       Sequence* victim = running_.back();
@@ -104,8 +123,11 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
       seq->n_computed = match.n_tokens;
       seq->hash_cursor = match.cursor;
     }
-    const int64_t n = std::min(seq->n_uncomputed(), budget);
-    if (!leaves_growth_room(*seq, n) || !reserve(*seq, n)) {
+    const int64_t n = std::min(schedulable(*seq), budget);
+    const bool had_slot = seq->state_slot >= 0;  // a forked sibling holds its copied state
+    if (!leaves_growth_room(*seq, n) || !take_state_slot(*seq) || !reserve(*seq, n)) {
+      if (!had_slot && state_slots_) state_slots_->release(seq->state_slot);
+      if (!had_slot) seq->state_slot = -1;
       if (matched_now) {
         blocks_.release(seq->blocks);
         seq->blocks.clear();

@@ -6,7 +6,9 @@
 // When blocks run out the most recently admitted running sequence is preempted: its blocks
 // are released and it returns to the front of the queue to be recomputed later. Optionally
 // (reserve_tokens_per_seq) a waiting sequence is admitted only while room for that many more
-// tokens per running sequence stays free, so long outputs grow without preemption.
+// tokens per running sequence stays free, so long outputs grow without preemption. Models with
+// linear-attention layers also need a free state slot to admit a sequence; a preempted or
+// removed sequence gives its slot back.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 #include "engine/sequence.h"
 #include "kv/block_manager.h"
+#include "kv/state_slots.h"
 
 namespace hadron {
 
@@ -43,12 +46,13 @@ struct SchedulerOutput {
 
 class Scheduler {
  public:
-  Scheduler(const SchedulerConfig& config, BlockManager& blocks);
+  // state_slots: null, or disabled, for models without linear-attention state.
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots = nullptr);
 
   // Queues a sequence (state kWaiting). Sequences with blocks already (forked siblings)
   // keep them.
   void add(Sequence* seq, bool at_front = false);
-  // Drops a sequence wherever it is and releases its blocks now.
+  // Drops a sequence wherever it is and releases its blocks and state slot now.
   void remove(Sequence* seq);
   SchedulerOutput schedule();
   // After the step ran: advances n_computed and registers newly full blocks for reuse.
@@ -65,11 +69,18 @@ class Scheduler {
   // Whether admitting seq for n_tokens leaves reserve_tokens_per_seq per running sequence.
   bool leaves_growth_room(const Sequence& seq, int64_t n_tokens) const;
   void preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget);
+  // Gives back seq's blocks and state slot.
+  void release(Sequence& seq);
+  // Takes a state slot for seq when the model keeps state; false when none is free.
+  bool take_state_slot(Sequence& seq);
+  // Tokens seq may run now: its uncomputed ones, up to its fork_at.
+  static int64_t schedulable(const Sequence& seq);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);
 
   SchedulerConfig config_;
   BlockManager& blocks_;
+  StateSlots* state_slots_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // admission order
 };

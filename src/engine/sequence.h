@@ -33,6 +33,10 @@ struct Sequence {
   FinishReason finish_reason = FinishReason::kNone;
   int64_t n_computed = 0;       // tokens whose KV is in `blocks`
   std::vector<int32_t> blocks;  // KV-cache blocks, in order
+  int32_t state_slot = -1;      // linear-attention state slot while running (hybrid models)
+  // Hybrid models with n > 1: the first completion computes no further than this many tokens
+  // (a block boundary) until its siblings are forked from it, KV blocks shared and state copied.
+  int64_t fork_at = -1;
   BlockHashCursor hash_cursor;  // prefix-cache hashing progress over `blocks`
   int64_t n_preemptions = 0;
   int64_t n_computed_lost = 0;  // the most tokens a preemption dropped: those are recomputed

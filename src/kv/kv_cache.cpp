@@ -35,4 +35,39 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
   }
 }
 
+size_t KvCache::state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, DType conv_dtype) {
+  size_t bytes = 0;
+  for (const LinearStateSpec& layer : layers)
+    bytes +=
+        layer.conv_dim * layer.conv_width * dtype_size(conv_dtype) +
+        layer.n_heads * layer.key_head_dim * layer.value_head_dim * dtype_size(layer.state_dtype);
+  return bytes;
+}
+
+void KvCache::copy_state(Backend& backend, int32_t src, int32_t dst) const {
+  HADRON_CHECK(src >= 0 && src < n_state_slots_ && dst >= 0 && dst < n_state_slots_ && src != dst,
+               "state slot {} copied to {} of {}", src, dst, n_state_slots_);
+  for (const auto* states : {&conv_, &recurrent_})
+    for (const Tensor& state : *states)
+      backend.copy(state.slice_rows(src, src + 1), state.slice_rows(dst, dst + 1));
+}
+
+void KvCache::allocate_states(Backend& backend, const std::vector<LinearStateSpec>& layers,
+                              int64_t n_slots, DType conv_dtype) {
+  HADRON_CHECK(n_slots > 0 && state_storage_.bytes() == 0, "{} state slots (allocated once)",
+               n_slots);
+  n_state_slots_ = n_slots;
+  state_storage_ = backend.allocate(state_bytes_per_seq(layers, conv_dtype) * n_slots);
+  char* cursor = static_cast<char*>(state_storage_.data());
+  for (const LinearStateSpec& layer : layers) {
+    conv_.push_back(Tensor::view_of(cursor, conv_dtype, {n_slots, layer.conv_dim, layer.conv_width},
+                                    backend.device()));
+    cursor += conv_.back().nbytes();
+    recurrent_.push_back(Tensor::view_of(
+        cursor, layer.state_dtype,
+        {n_slots, layer.n_heads, layer.key_head_dim, layer.value_head_dim}, backend.device()));
+    cursor += recurrent_.back().nbytes();
+  }
+}
+
 }  // namespace hadron

@@ -26,6 +26,16 @@ struct KvLayerSpec {
   int64_t values_per_token() const { return (is_latent() ? 1 : 2) * n_kv_heads * head_dim; }
 };
 
+// The per-sequence state of one linear-attention (gated DeltaNet) layer.
+struct LinearStateSpec {
+  int64_t conv_dim = 0;    // channels of the causal convolution
+  int64_t conv_width = 0;  // inputs it remembers: kernel - 1
+  int64_t n_heads = 0;     // value heads
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  DType state_dtype = DType::F32;  // the recurrent state's
+};
+
 class KvCache {
  public:
   KvCache() = default;
@@ -45,11 +55,29 @@ class KvCache {
   static size_t bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t block_size,
                                 DType dtype);
 
+  // Allocates n_slots state slots for the linear-attention layers (once, before the KV pool:
+  // both come out of the same memory budget). conv_dtype: the activations'.
+  void allocate_states(Backend& backend, const std::vector<LinearStateSpec>& layers,
+                       int64_t n_slots, DType conv_dtype);
+  // conv_state(l): [n_slots, conv_dim, conv_width]; recurrent_state(l): [n_slots, n_heads,
+  // key_head_dim, value_head_dim], for the l-th linear-attention layer.
+  const Tensor& conv_state(int layer) const { return conv_[layer]; }
+  const Tensor& recurrent_state(int layer) const { return recurrent_[layer]; }
+  int64_t n_state_slots() const { return n_state_slots_; }
+  // Copies every layer's state in slot src to slot dst (a sequence forked from another).
+  void copy_state(Backend& backend, int32_t src, int32_t dst) const;
+  size_t state_bytes() const { return state_storage_.bytes(); }
+  // Bytes of one sequence's state over all linear-attention layers.
+  static size_t state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, DType conv_dtype);
+
  private:
   int64_t n_blocks_ = 0;
   int64_t block_size_ = 0;
   Buffer storage_;
   std::vector<Tensor> k_, v_;
+  int64_t n_state_slots_ = 0;
+  Buffer state_storage_;
+  std::vector<Tensor> conv_, recurrent_;
 };
 
 }  // namespace hadron

@@ -81,9 +81,11 @@ std::string describe_attention_variants(const ModelConfig& config) {
                         mla.index_head_dim, mla.index_topk);
   const LinearAttentionConfig& linear = config.linear_attention;
   if (linear.n_value_heads > 0)
-    text += fmt::format("linear attention: {} key heads x {}, {} value heads x {}, conv {}\n",
-                        linear.n_key_heads, linear.key_head_dim, linear.n_value_heads,
-                        linear.value_head_dim, linear.conv_kernel_dim);
+    text +=
+        fmt::format("linear attention: {} key heads x {}, {} value heads x {}, conv {}, state {}\n",
+                    linear.n_key_heads, linear.key_head_dim, linear.n_value_heads,
+                    linear.value_head_dim, linear.conv_kernel_dim, dtype_name(linear.state_dtype));
+  if (config.attn_output_gate) text += "attention output gate: sigmoid, from q_proj\n";
   return text;
 }
 

@@ -147,6 +147,13 @@ LinearAttentionConfig read_linear_attention(const ConfigReader& config) {
   linear.conv_kernel_dim = bounded_integer(config, "linear_conv_kernel_dim", 0, kMaxDim);
   linear.full_attention_interval =
       bounded_integer(config, "full_attention_interval", 0, kMaxLayers);
+  const std::string state_dtype = config.string("mamba_ssm_dtype", "float32");
+  if (state_dtype == "float32")
+    linear.state_dtype = DType::F32;
+  else if (state_dtype == "bfloat16")
+    linear.state_dtype = DType::BF16;
+  else
+    config.fail("mamba_ssm_dtype", "'" + state_dtype + "' is not supported (float32, bfloat16)");
   return linear;
 }
 

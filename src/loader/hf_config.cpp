@@ -57,6 +57,7 @@ void read_dimensions(const ConfigReader& config, ModelConfig& out) {
   out.tie_word_embeddings = config.boolean("tie_word_embeddings", false);
   out.attention_bias = config.boolean("attention_bias", false);
   out.mlp_bias = config.boolean("mlp_bias", false);
+  out.attn_output_gate = config.boolean("attn_output_gate", false);
   out.n_mtp_layers = bounded_integer(config, "num_nextn_predict_layers",
                                      config.integer("mtp_num_hidden_layers", 0), kMaxLayers);
 }

@@ -74,6 +74,7 @@ struct LinearAttentionConfig {  // gated DeltaNet (Qwen3-Next, Qwen3.5)
   int64_t value_head_dim = 0;
   int64_t conv_kernel_dim = 0;
   int64_t full_attention_interval = 0;
+  DType state_dtype = DType::F32;  // mamba_ssm_dtype: the recurrent state's
 };
 
 struct QuantConfig {
@@ -110,7 +111,8 @@ struct ModelConfig {
   std::vector<LayerKind> layer_types;  // always one per layer; full attention when not given
   std::vector<int64_t> bos_token_ids;
   std::vector<int64_t> eos_token_ids;
-  int64_t n_mtp_layers = 0;  // num_nextn_predict_layers / mtp_num_hidden_layers
+  int64_t n_mtp_layers = 0;       // num_nextn_predict_layers / mtp_num_hidden_layers
+  bool attn_output_gate = false;  // attention output times sigmoid(gate) from q_proj (Qwen3.5)
 
   RopeConfig rope;
   MoeConfig moe;

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "models/rope.h"
+#include "models/weight_prep.h"
 
 namespace hadron {
 
@@ -12,20 +13,35 @@ DecoderModel::DecoderModel(const ModelConfig& config, Backend& backend,
     : Model(config, backend), options_(options), layers_(config.n_layers) {
   HADRON_CHECK(static_cast<int64_t>(config.layer_types.size()) == config.n_layers,
                "{} layer types for {} layers", config.layer_types.size(), config.n_layers);
+  int n_attention = 0, n_linear = 0;
+  for (int64_t i = 0; i < config.n_layers; ++i) {
+    Layer& layer = layers_[i];
+    layer.kind = config.layer_types[i];
+    const bool linear = layer.kind == LayerKind::kLinearAttention;
+    if (linear && !options.hybrid)
+      input_error("{}: layer {} is linear_attention, which {} does not have", config.source, i,
+                  config.architecture);
+    layer.cache_idx = linear ? n_linear++ : n_attention++;
+  }
 }
 
 void DecoderModel::declare_weights(WeightPlan& plan) {
   const int64_t hidden = config_.hidden_size;
-  plan.add(&embed_tokens_, "model.embed_tokens.weight", {config_.vocab_size, hidden});
+  const std::string& model = options_.prefix;
+  plan.add(&embed_tokens_, model + "embed_tokens.weight", {config_.vocab_size, hidden});
   for (int64_t i = 0; i < config_.n_layers; ++i) {
-    const std::string prefix = fmt::format("model.layers.{}.", i);
+    const std::string prefix = fmt::format("{}layers.{}.", model, i);
     Layer& layer = layers_[i];
     plan.add(&layer.input_norm, prefix + "input_layernorm.weight", {hidden});
     plan.add(&layer.post_attention_norm, prefix + "post_attention_layernorm.weight", {hidden});
     AttentionOptions attention = options_.attention;
-    if (config_.layer_types[i] == LayerKind::kSlidingAttention)
+    if (layer.kind == LayerKind::kSlidingAttention)
       attention.sliding_window = static_cast<int>(config_.sliding_window);
-    if (options_.mla)
+    if (layer.kind == LayerKind::kLinearAttention)
+      layer.linear.declare(plan, prefix + "linear_attn.", config_, *options_.hybrid);
+    else if (options_.hybrid)
+      layer.gated_attention.declare(plan, prefix + "self_attn.", config_);
+    else if (options_.mla)
       layer.mla.declare(plan, prefix + "self_attn.", config_);
     else
       layer.attention.declare(plan, prefix + "self_attn.", config_, attention);
@@ -36,8 +52,9 @@ void DecoderModel::declare_weights(WeightPlan& plan) {
       layer.mlp.declare(plan, prefix + "mlp.", hidden, config_.intermediate_size);
   }
   for (int64_t i = 0; i < config_.n_mtp_layers; ++i)  // multi-token prediction: not used
-    plan.allow_unused(fmt::format("model.layers.{}.", config_.n_layers + i));
-  plan.add(&final_norm_, "model.norm.weight", {hidden});
+    plan.allow_unused(fmt::format("{}layers.{}.", model, config_.n_layers + i));
+  for (const std::string& ignored : options_.ignored) plan.allow_unused(ignored);
+  plan.add(&final_norm_, model + "norm.weight", {hidden});
   if (config_.tie_word_embeddings)
     plan.allow_unused("lm_head.weight");  // some tied checkpoints still store a copy
   else
@@ -46,8 +63,15 @@ void DecoderModel::declare_weights(WeightPlan& plan) {
 
 void DecoderModel::prepare(int64_t max_positions) {
   if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
-  for (Layer& layer : layers_)
+  for (Layer& layer : layers_) {
     if (layer.sparse) layer.moe.prepare(backend_);
+    if (!options_.hybrid) continue;
+    if (layer.kind == LayerKind::kLinearAttention)
+      layer.linear.prepare(backend_);
+    else
+      layer.gated_attention.prepare(backend_);
+  }
+  if (options_.hybrid) offset_norms();
   const int64_t rotary_dim =
       options_.mla ? config_.mla.qk_rope_head_dim : rope_rotary_dim(config_.rope, config_.head_dim);
   const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
@@ -58,11 +82,47 @@ void DecoderModel::prepare(int64_t max_positions) {
       cos_sin_);
 }
 
+void DecoderModel::offset_norms() {
+  norm_storage_.resize(2 * layers_.size() + 1);
+  auto storage = norm_storage_.begin();
+  for (Layer& layer : layers_) {
+    layer.input_norm = widen_to_f32(backend_, layer.input_norm, 1.0f, *storage++);
+    layer.post_attention_norm = widen_to_f32(backend_, layer.post_attention_norm, 1.0f, *storage++);
+  }
+  final_norm_ = widen_to_f32(backend_, final_norm_, 1.0f, *storage);
+}
+
 std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
-  const KvLayerSpec spec =
-      options_.mla ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim)
-                   : KvLayerSpec{config_.n_kv_heads, config_.head_dim};
-  return std::vector<KvLayerSpec>(config_.n_layers, spec);
+  std::vector<KvLayerSpec> specs;
+  for (const Layer& layer : layers_)
+    if (layer.kind != LayerKind::kLinearAttention)
+      specs.push_back(
+          options_.mla ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim)
+                       : KvLayerSpec{config_.n_kv_heads, config_.head_dim});
+  return specs;
+}
+
+std::vector<LinearStateSpec> DecoderModel::state_layers() const {
+  std::vector<LinearStateSpec> specs;
+  for (const Layer& layer : layers_)
+    if (layer.kind == LayerKind::kLinearAttention) specs.push_back(linear_state_spec(config_));
+  return specs;
+}
+
+void DecoderModel::mix(const Layer& layer, const AddRmsNorm& input, const BatchMeta& meta,
+                       const KvCache& kv, Arena& arena, const Tensor& out) {
+  const int idx = layer.cache_idx;
+  if (layer.kind == LayerKind::kLinearAttention)
+    layer.linear.forward(backend_, input, meta, kv.conv_state(idx), kv.recurrent_state(idx), arena,
+                         out);
+  else if (options_.hybrid)
+    layer.gated_attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
+                                  arena, out);
+  else if (options_.mla)
+    layer.mla.forward(backend_, input, meta, kv.k_cache(idx), cos_sin_, arena, out);
+  else
+    layer.attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
+                            arena, out);
 }
 
 Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) {
@@ -89,13 +149,7 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   const size_t layer_mark = arena.used();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    const int idx = static_cast<int>(i);
-    if (options_.mla)
-      layer.mla.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
-                        cos_sin_, arena, branch);
-    else
-      layer.attention.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
-                              kv.v_cache(idx), cos_sin_, arena, branch);
+    mix(layer, pre_norm(layer.input_norm, i > 0), meta, kv, arena, branch);
     if (i > 0) advance();
     if (layer.sparse) {  // the router and the experts both read the normed input
       backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);

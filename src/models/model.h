@@ -27,6 +27,8 @@ class Model {
   virtual void prepare(int64_t max_positions) = 0;
   // One entry per layer that keeps a KV cache.
   virtual std::vector<KvLayerSpec> kv_layers() const = 0;
+  // One entry per linear-attention layer, whose per-sequence state lives in state slots.
+  virtual std::vector<LinearStateSpec> state_layers() const { return {}; }
   // Runs the decoder on meta's tokens and returns the final hidden states of
   // meta.logits_rows: [R, hidden] in the backend's activation dtype, allocated from `arena`.
   virtual Tensor forward(const BatchMeta& meta, const KvCache& kv, Arena& arena) = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "models/weight_prep.h"
 
 namespace hadron {
 
@@ -56,8 +57,10 @@ void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelC
       break;
   }
   if (options.shared_experts)
-    shared_.declare(plan, block + "shared_experts.", hidden_,
+    shared_.declare(plan, block + names.shared_experts + ".", hidden_,
                     config.moe.shared_expert_intermediate_size);
+  if (options.shared_expert_gate)
+    plan.add(&shared_gate_, block + "shared_expert_gate.weight", {1, hidden_});
 }
 
 void MoeBlock::declare_per_expert(WeightPlan& plan, const std::string& block) {
@@ -97,16 +100,9 @@ void MoeBlock::declare_fused_mxfp4(WeightPlan& plan, const std::string& block) {
 }
 
 void MoeBlock::prepare(Backend& backend) {
-  if (router_bias_.defined() && router_bias_.dtype != DType::F32) {
-    // The router writes F32 logits and backends take a bias in the output's dtype.
-    Buffer stored = Buffer::host(router_bias_.nbytes());
-    backend.copy(router_bias_, stored.view(router_bias_.dtype, {n_experts_}));
-    std::vector<float> values(n_experts_);
-    convert_to_f32(stored.data(), router_bias_.dtype, values.data(), n_experts_);
-    router_bias_f32_ = backend.allocate(n_experts_ * sizeof(float));
-    router_bias_ = router_bias_f32_.view(DType::F32, {n_experts_});
-    backend.copy(Tensor::view_of(values.data(), DType::F32, {n_experts_}), router_bias_);
-  }
+  // The router writes F32 logits and backends take a bias in the output's dtype.
+  if (router_bias_.defined() && router_bias_.dtype != DType::F32)
+    router_bias_ = widen_to_f32(backend, router_bias_, 0.0f, router_bias_f32_);
 }
 
 void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
@@ -117,7 +113,14 @@ void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Te
   backend.moe_router(x, router_, router_bias_, correction_bias_, options_.routing, logits, ids,
                      weights);
   MoeExpertParams params = options_.experts;
-  if (options_.shared_experts) {
+  if (options_.shared_expert_gate) {
+    const Tensor shared = arena.alloc(x.dtype, {n_tokens, hidden_});
+    shared_.forward(backend, x, arena, shared);
+    const Tensor gate = arena.alloc(x.dtype, {n_tokens, 1});
+    backend.linear(x, shared_gate_, Tensor{}, gate);
+    backend.sigmoid_mul(shared, gate, out);
+    params.accumulate = true;
+  } else if (options_.shared_experts) {
     shared_.forward(backend, x, arena, out);
     params.accumulate = true;
   }

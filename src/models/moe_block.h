@@ -20,6 +20,7 @@ struct MoeNames {
   std::string experts = "experts";
   // Per-expert checkpoints: <experts>.<e>.<gate|up|down>.weight. Mixtral: w1, w3, w2.
   std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+  std::string shared_experts = "shared_experts";  // Qwen3-Next: shared_expert
 };
 
 enum class MoeExpertLayout : uint8_t {
@@ -39,7 +40,9 @@ struct MoeOptions {
   MoeExpertLayout layout = MoeExpertLayout::kPerExpert;
   bool router_bias = false;      // <router>.bias [E] (gpt-oss)
   bool correction_bias = false;  // <router>.e_score_correction_bias [E] (GLM-4.5)
-  bool shared_experts = false;   // shared_experts.{gate,up,down}_proj (GLM-4.5)
+  bool shared_experts = false;   // <shared_experts>.{gate,up,down}_proj (GLM-4.5)
+  // The shared experts' output times sigmoid(x @ shared_expert_gate.weight^T) (Qwen3-Next)
+  bool shared_expert_gate = false;
 };
 
 // Routing parameters as the config gives them (top-k, norm_topk_prob, groups, scaling).
@@ -71,7 +74,7 @@ class MoeBlock {
 
   MoeOptions options_;
   int64_t n_experts_ = 0, hidden_ = 0, inter_ = 0;
-  Tensor router_, router_bias_, correction_bias_;
+  Tensor router_, router_bias_, correction_bias_, shared_gate_;  // shared_gate_: [1, H]
   Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // [E * 2I, H], [E, 2I], [E * H, I], [E, H]
   Tensor gate_up_scales_, down_scales_;  // kFusedMxfp4; gate_up_ and down_ hold the blocks
   Buffer router_bias_f32_;  // router_bias_ widened to F32 (the router's logits are F32)

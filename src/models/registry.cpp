@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "models/gated_deltanet.h"
 #include "models/mla_attention.h"
 
 namespace hadron {
@@ -17,6 +18,9 @@ constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"Glm4MoeForCausalLM", make_glm4_moe},
     {"GptOssForCausalLM", make_gpt_oss},
     {"DeepseekV3ForCausalLM", make_deepseek_v3},
+    {"Qwen3NextForCausalLM", make_qwen3_next},
+    {"Qwen3_5ForConditionalGeneration", make_qwen3_5},
+    {"Qwen3_5MoeForConditionalGeneration", make_qwen3_5},
 };
 
 }  // namespace
@@ -38,6 +42,8 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend)
       else
         backend.check_attention(config.n_heads, layer.n_kv_heads, layer.head_dim);
     }
+    if (!model->state_layers().empty())
+      backend.check_linear_attention(linear_attention_params(config));
     return model;
   }
   std::string supported;

@@ -18,6 +18,9 @@ std::unique_ptr<Model> make_mixtral(const ModelConfig& config, Backend& backend)
 std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_gpt_oss(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_deepseek_v3(const ModelConfig& config, Backend& backend);
+std::unique_ptr<Model> make_qwen3_next(const ModelConfig& config, Backend& backend);
+// Qwen3.5, dense or MoE (the config says which).
+std::unique_ptr<Model> make_qwen3_5(const ModelConfig& config, Backend& backend);
 
 // Architectures that can run today.
 std::vector<std::string> supported_architectures();

@@ -78,6 +78,19 @@ struct AddRmsNorm {
 // add_rms_norm_linear checks this first).
 void check_out_of_place(const AddRmsNorm& norm);
 
+// The shape of a gated DeltaNet layer (linear attention, Qwen3-Next / Qwen3.5).
+struct LinearAttentionParams {
+  int64_t n_key_heads = 0;    // Hk: q and k heads, repeated to the value heads
+  int64_t n_value_heads = 0;  // Hv, a multiple of Hk
+  int64_t key_head_dim = 0;   // Dk
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;  // the causal convolution's width
+
+  int64_t key_dim() const { return n_key_heads * key_head_dim; }
+  int64_t value_dim() const { return n_value_heads * value_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }  // [q | k | v] channels
+};
+
 // Bytes of a device's memory: what allocate can still hand out, and all of it.
 struct DeviceMemory {
   size_t free_bytes = 0;
@@ -216,6 +229,34 @@ class Backend {
   // W_v [v_dim, latent_dim]. q: as after mla_rope_store; out: [T, n_heads, v_dim].
   virtual void mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
                              const BatchMeta& meta, const MlaParams& params, const Tensor& out);
+
+  // Throws an input error when this backend cannot run gated DeltaNet layers of this shape;
+  // called when a model is made, before its weights load. The default refuses them all: the
+  // ops below then stay unimplemented.
+  virtual void check_linear_attention(const LinearAttentionParams& params) const;
+  // Linear-attention ops read and write per-sequence state in slots: sequence s uses slot
+  // meta.state_slots[s] (negative: a padding row, skipped) and starts from zero state when its
+  // first token this step has position 0, else from the slot's state (a chunked prefill or a
+  // decode carries it across steps).
+  //
+  // Causal depthwise convolution over each sequence's tokens, then SiLU. x, out: [T, C];
+  // weight: [C, K]; conv_states: [n_slots, C, K - 1], the last K - 1 inputs of each sequence
+  // (zeros before its first token), updated.
+  virtual void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_states,
+                             const BatchMeta& meta, const Tensor& out);
+  // The gated delta rule. qkv: [T, conv_dim] (the convolution's output, [q | k | v]); ba: [T,
+  // 2 Hv], [b | a]; a_log, dt_bias: [Hv]. Per token and value head h (its key head h / (Hv /
+  // Hk)): q, k L2-normalised (eps 1e-6), q scaled by 1/sqrt(Dk); beta = sigmoid(b); g =
+  // -exp(a_log) * softplus(a + dt_bias); S = exp(g) S; S += k (beta (v - S^T k))^T;
+  // out = S^T q. states: F32 [n_slots, Hv, Dk, Dv], updated; out: [T, Hv, Dv].
+  virtual void gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor& a_log,
+                                const Tensor& dt_bias, const Tensor& states, const BatchMeta& meta,
+                                const LinearAttentionParams& params, const Tensor& out);
+  // out = rms_norm(x) * weight * silu(gate) over the last dim. x, gate, out: [R, D]; weight: [D].
+  virtual void rms_norm_gated(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
+                              const Tensor& out);
+  // out = x * sigmoid(gate). x, out: [T, W]; gate: [T, W], or [T, 1] for one gate per row.
+  virtual void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& out);
 
   // out = silu(gate) * up, where gate_up = [gate | up].  gate_up: [T, 2I]; out: [T, I].
   virtual void silu_mul(const Tensor& gate_up, const Tensor& out) = 0;

@@ -28,6 +28,7 @@ struct BatchMeta {
   Tensor slot_mapping;  // I32 [T]   block_idx * block_size + offset where the token's K/V goes
   Tensor block_tables;  // I32 [S, max_blocks_per_seq]
   Tensor logits_rows;   // I32 [R]   rows of the hidden state that produce logits, increasing
+  Tensor state_slots;   // I32 [S]   linear-attention state slot of each sequence (-1: none)
 };
 
 }  // namespace hadron

@@ -14,11 +14,10 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/model_runner.h"
+#include "engine_test_util.h"
 
 namespace hadron {
 namespace {
-
-const std::string kModel = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-gqa4";
 
 // Decode graphs: every batch size up to 16 (MoE layers compute padding rows like tokens), then
 // multiples of 8 up to 256 and of 16 up to 512, none past the largest batch.
@@ -46,18 +45,11 @@ std::unique_ptr<LoadedModel> load(int64_t max_num_seqs = 40, int64_t num_kv_bloc
                                   bool prefix_caching = true, int64_t batched_tokens = 64,
                                   std::optional<bool> async = std::nullopt,
                                   int64_t kv_reserve_per_seq = 0,
-                                  const std::string& model_path = kModel) {
-  EngineOptions options;
+                                  const std::string& fixture = "qwen3-gqa4") {
+  EngineOptions options = test_engine_options(fixture, max_num_seqs, num_kv_blocks, batched_tokens);
   options.async_scheduling = async.value_or(async_param());
-  options.model_path = model_path;
-  options.max_model_len = 96;
-  options.block_size = 8;
-  options.max_num_seqs = max_num_seqs;
-  options.max_num_batched_tokens = batched_tokens;
-  options.num_kv_blocks = num_kv_blocks;
   options.enable_prefix_caching = prefix_caching;
   options.kv_reserve_per_seq = kv_reserve_per_seq;
-  options.verbose = false;
   return LoadedModel::load(options, make_cpu_backend());
 }
 
@@ -314,30 +306,7 @@ TEST_P(EngineTest, MaxTokensZeroScoresThePromptOnly) {
 TEST_P(EngineTest, RandomAddStepAbortNeverLeaksBlocks) {
   auto model = load(6, 30, true, 24);
   Engine engine(*model, nullptr);
-  std::mt19937 rng(18);
-  uint64_t next_id = 0;
-  std::vector<uint64_t> live;
-  for (int round = 0; round < 300; ++round) {
-    const int action = rng() % 4;
-    if (action == 0) {
-      GenerationRequest r = greedy_request(random_prompt(rng, 1, 40), 1 + rng() % 30);
-      r.params.n = 1 + rng() % 3;
-      engine.add_request(next_id, r.prompt, r.params);
-      live.push_back(next_id++);
-    } else if (action == 1 && !live.empty()) {
-      const size_t victim = rng() % live.size();
-      const int64_t free_before = model->blocks().n_free();
-      engine.abort_request(live[victim]);
-      EXPECT_GE(model->blocks().n_free(), free_before);  // freed in the same step
-      live.erase(live.begin() + victim);
-    } else {
-      for (const RequestOutput& out : engine.step())
-        if (out.finished) std::erase(live, out.request_id);
-    }
-  }
-  for (uint64_t id : live) engine.abort_request(id);
-  while (engine.has_unfinished()) engine.step();  // siblings of requests already reported
-  EXPECT_FALSE(engine.has_unfinished());
+  run_random_traffic(engine, *model, 18, 300, 3, 30);
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
@@ -382,7 +351,7 @@ TEST(EngineAsync, AsyncSchedulingEqualsSynchronous) {
 // A latent (MLA) cache under the same engine: chunked prefill, preemption and prefix-cache
 // hits leave greedy outputs as they are with a roomy cache and whole prompts.
 TEST(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
-  const std::string mla_model = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/deepseek-v3";
+  const std::string mla_model = "deepseek-v3";
   std::mt19937 rng(21);
   const std::vector<int32_t> shared = random_prompt(rng, 24, 24);
   std::vector<GenerationRequest> batch;

@@ -112,6 +112,12 @@ TEST(HfConfig, Qwen35NestedTextConfig) {
   EXPECT_EQ(dense.n_mtp_layers, 1);
   EXPECT_EQ(dense.eos_token_ids, std::vector<int64_t>{248044});
   EXPECT_TRUE(dense.raw.contains("attn_output_gate"));  // the text config
+  EXPECT_TRUE(dense.attn_output_gate);
+  EXPECT_EQ(dense.linear_attention.state_dtype, DType::F32);  // mamba_ssm_dtype
+  EXPECT_EQ(dense.linear_attention.n_key_heads, 16);
+  EXPECT_EQ(dense.linear_attention.key_head_dim, 128);
+  EXPECT_EQ(dense.linear_attention.value_head_dim, 128);
+  EXPECT_EQ(dense.linear_attention.full_attention_interval, 4);
   EXPECT_FALSE(dense.raw.contains("vision_config"));
   const ModelConfig moe = load("Qwen__Qwen3.5-35B-A3B");
   EXPECT_EQ(moe.moe.n_experts, 256);
@@ -243,6 +249,10 @@ TEST(HfConfig, Qwen3NextDerivesLinearLayers) {
   EXPECT_EQ(next.moe.n_shared_experts, 1);
   EXPECT_EQ(next.linear_attention.n_key_heads, 16);
   EXPECT_EQ(next.linear_attention.n_value_heads, 32);
+  EXPECT_FALSE(next.attn_output_gate);  // not in the config: Qwen3-Next gates anyway
+  EXPECT_EQ(next.moe.shared_expert_intermediate_size, 512);
+  EXPECT_EQ(next.moe.decoder_sparse_step, 1);
+  EXPECT_TRUE(next.moe.mlp_only_layers.empty());
 }
 
 TEST(HfConfig, MixtralAndQwenMoe) {

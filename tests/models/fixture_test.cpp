@@ -47,6 +47,13 @@ class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
   const std::vector<int32_t>& continuation(size_t i) const { return fixture_.continuations[i]; }
   const NpyArray& logits(size_t i) const { return fixture_.logits[i]; }
   size_t n_prompts() const { return fixture_.prompts.size(); }
+  // A linear-attention state slot for a hand-made step (-1 for models without such state).
+  int32_t acquire_state_slot() {
+    if (!model_->state_slots().enabled()) return -1;
+    const std::optional<int32_t> slot = model_->state_slots().acquire();
+    EXPECT_TRUE(slot.has_value());
+    return slot.value_or(-1);
+  }
 
   std::unique_ptr<LoadedModel> model_;
   testing::Fixture fixture_;
@@ -74,21 +81,55 @@ TEST_P(FixtureTest, DecodeThroughKvCacheMatchesTransformers) {
     const NpyArray ref = logits(i);
     auto blocks = model_->blocks().allocate(8);
     ASSERT_TRUE(blocks);
-    // Prefill the prompt, then feed the continuation one token per step (teacher forcing).
-    SequenceStep step{std::span(tokens).first(prompt_len), 0, *blocks, false};
+    const int32_t slot = acquire_state_slot();
+    // Prefill the prompt, then feed the continuation one token per step (teacher forcing):
+    // the recurrent path of linear-attention layers.
+    SequenceStep step{std::span(tokens).first(prompt_len), 0, *blocks, false, slot};
     std::vector<float> step_logits = model_->runner().step({&step, 1});
     double worst = relative_error(step_logits.data(), ref, prompt_len - 1, 1);
     for (size_t pos = prompt_len; pos < tokens.size(); ++pos) {
-      step = {std::span(tokens).subspan(pos, 1), static_cast<int64_t>(pos), *blocks, false};
+      step = {std::span(tokens).subspan(pos, 1), static_cast<int64_t>(pos), *blocks, false, slot};
       step_logits = model_->runner().step({&step, 1});
       ASSERT_EQ(static_cast<int64_t>(step_logits.size()), vocab);
       worst = std::max(worst, relative_error(step_logits.data(), ref, pos, 1));
     }
     model_->blocks().release(*blocks);
+    model_->state_slots().release(slot);
     EXPECT_LE(worst, kTolerance) << "prompt " << i;
     std::printf("[%s %s] prompt %zu decode worst max|diff|/max|logit| = %.2e\n",
                 GetParam().name.c_str(), GetParam().config_file.c_str(), i, worst);
   }
+}
+
+// A prefill split into chunks at awkward boundaries (1 token, then 2, 5, 3, ...: across KV
+// blocks and the convolution's window) gives the logits of one prefill: KV and
+// linear-attention state carry across steps.
+TEST_P(FixtureTest, ChunkedPrefillEqualsOnePrefill) {
+  const std::vector<int32_t> tokens = fixture_.sequence(n_prompts() - 1);
+  const std::vector<float> whole = score(*model_, tokens);
+  const int64_t vocab = model_->config().vocab_size, n = static_cast<int64_t>(tokens.size());
+  auto blocks = model_->blocks().allocate(8);
+  ASSERT_TRUE(blocks);
+  const int32_t slot = acquire_state_slot();
+  std::vector<float> chunked;
+  const int64_t chunk_sizes[] = {1, 2, 5, 3, 7, 1};
+  for (int64_t done = 0, c = 0; done < n; ++c) {
+    const int64_t size = std::min(n - done, c < 6 ? chunk_sizes[c] : n);
+    const SequenceStep step{std::span(tokens).subspan(done, size), done, *blocks, true, slot};
+    const std::vector<float> logits = model_->runner().step({&step, 1});
+    chunked.insert(chunked.end(), logits.begin(), logits.end());
+    done += size;
+  }
+  model_->blocks().release(*blocks);
+  model_->state_slots().release(slot);
+  ASSERT_EQ(chunked.size(), whole.size());
+  double max_diff = 0, max_logit = 0;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    max_diff = std::max(max_diff, std::abs(double{chunked[i]} - whole[i]));
+    max_logit = std::max(max_logit, std::abs(double{whole[i]}));
+  }
+  // The same ops on the same rows: only the grouping of rows into matrix products differs.
+  EXPECT_LE(max_diff / max_logit, 1e-5) << n << " tokens of " << vocab << " logits";
 }
 
 TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
@@ -111,6 +152,9 @@ std::vector<FixtureCase> all_cases() {
        {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4", "llama3-hd64", "qwen3-hd128",
         "qwen3-moe", "mixtral", "glm4-moe", "gpt-oss", "qwen3-moe-hd64", "mixtral-hd64",
         "glm4-moe-hd64", "gpt-oss-hd64", "deepseek-v3", "deepseek-v3-dense", "moonlight"})
+    for (const char* config : {"config.json", "config.original.json"})
+      cases.push_back({name, config, std::string("tests/fixtures/") + name});
+  for (const char* name : {"qwen3-next", "qwen3.5", "qwen3.5-moe"})  // gated DeltaNet hybrids
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
   cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model

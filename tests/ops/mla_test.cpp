@@ -76,8 +76,7 @@ void MlaTest::run_case(const MlaCase& c) {
       cache_shape{n_blocks, c.block_size, 1, entry}, out_shape{n_tokens, c.n_heads, c.v},
       kv_b_shape{int64_t{c.n_heads} * (c.nope + c.v), c.latent}, table_shape{max_kv, c.rope};
   std::vector<float> q = random_floats(n_tokens * c.n_heads * qk),
-                     kv = random_floats(n_tokens * entry),
-                     kv_norm = random_floats(c.latent, 0.5f),
+                     kv = random_floats(n_tokens * entry), kv_norm = random_floats(c.latent, 0.5f),
                      cache = random_floats(n_blocks * c.block_size * entry),
                      kv_b = random_floats(kv_b_shape[0] * c.latent,
                                           1.0f / std::sqrt(static_cast<float>(c.latent))),
@@ -87,8 +86,10 @@ void MlaTest::run_case(const MlaCase& c) {
                norm_gpu = upload(kv_norm, {c.latent}), cache_gpu = upload(cache, cache_shape),
                kv_b_gpu = upload(kv_b, kv_b_shape),
                table_gpu = upload(cos_sin, table_shape, DType::F32),
-               pos_gpu = upload_i32(positions, {n_tokens}), slot_gpu = upload_i32(slots, {n_tokens}),
-               cu_gpu = upload_i32(cu_seqlens, {n_seqs + 1}), lens_gpu = upload_i32(kv_lens, {n_seqs}),
+               pos_gpu = upload_i32(positions, {n_tokens}),
+               slot_gpu = upload_i32(slots, {n_tokens}),
+               cu_gpu = upload_i32(cu_seqlens, {n_seqs + 1}),
+               lens_gpu = upload_i32(kv_lens, {n_seqs}),
                tables_gpu = upload_i32(block_tables, {n_seqs, max_blocks});
   DeviceTensor out = poisoned(out_shape);
   BatchMeta meta;
@@ -110,9 +111,10 @@ void MlaTest::run_case(const MlaCase& c) {
   host_meta.seq_lens_kv = host_view_i32(kv_lens, {n_seqs});
   host_meta.block_tables = host_view_i32(block_tables, {n_seqs, max_blocks});
   std::vector<float> expected(int64_t{n_tokens} * c.n_heads * c.v);
-  cpu_->mla_rope_store(host_view(q, q_shape), host_view(kv, kv_shape), host_view(kv_norm, {c.latent}),
-                       host_view_i32(positions, {n_tokens}), host_view(cos_sin, table_shape),
-                       params, host_view(cache, cache_shape), host_view_i32(slots, {n_tokens}));
+  cpu_->mla_rope_store(host_view(q, q_shape), host_view(kv, kv_shape),
+                       host_view(kv_norm, {c.latent}), host_view_i32(positions, {n_tokens}),
+                       host_view(cos_sin, table_shape), params, host_view(cache, cache_shape),
+                       host_view_i32(slots, {n_tokens}));
   cpu_->mla_attention(host_view(q, q_shape), host_view(cache, cache_shape),
                       host_view(kv_b, kv_b_shape), host_meta, params,
                       host_view(expected, out_shape));

@@ -11,20 +11,10 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
+#include "reference_util.h"
 
 namespace hadron {
 namespace {
-
-Tensor view(std::vector<float>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::F32, shape);
-}
-
-std::vector<float> normal_floats(std::mt19937_64& rng, int64_t n, float scale) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(n);
-  for (float& v : values) v = normal(rng);
-  return values;
-}
 
 // The reference computes in float, this test in double: comparisons allow that much.
 constexpr double kFloatSlack = 1e-6;

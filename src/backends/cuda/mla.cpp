@@ -22,8 +22,7 @@ MlaArgs shape_args(const MlaParams& params) {
 
 void CudaBackend::check_mla(const MlaParams& params) const {
   if (params.n_heads <= 0 || params.latent_dim <= 0 || params.latent_dim > kMlaMaxLatent ||
-      params.rope_dim <= 0 || params.rope_dim % 2 != 0 || params.nope_dim < 0 ||
-      params.v_dim <= 0)
+      params.rope_dim <= 0 || params.rope_dim % 2 != 0 || params.nope_dim < 0 || params.v_dim <= 0)
     input_error(
         "the CUDA backend cannot run latent attention with {} heads, latent {} (at most {}), "
         "rope {}, nope {}, v {}; run this model with --device cpu",
@@ -44,14 +43,13 @@ void CudaBackend::mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor
   check_tensor(slot_mapping, DType::I32, "slot_mapping");
   check_tensor(cos_sin, DType::F32, "cos_sin");
   const int64_t n_tokens = q.size(0);
-  HADRON_CHECK(q.numel() == n_tokens * params.n_heads * params.qk_dim() &&
-                   kv.numel() == n_tokens * params.entry_dim() &&
-                   kv_norm.numel() == params.latent_dim &&
-                   latent_cache.size(-1) == params.entry_dim() &&
-                   cos_sin.size(1) == params.rope_dim && positions.numel() == n_tokens &&
-                   slot_mapping.numel() == n_tokens,
-               "mla_rope_store q {} kv {} into {} (table {})", q.describe(), kv.describe(),
-               latent_cache.describe(), cos_sin.describe());
+  HADRON_CHECK(
+      q.numel() == n_tokens * params.n_heads * params.qk_dim() &&
+          kv.numel() == n_tokens * params.entry_dim() && kv_norm.numel() == params.latent_dim &&
+          latent_cache.size(-1) == params.entry_dim() && cos_sin.size(1) == params.rope_dim &&
+          positions.numel() == n_tokens && slot_mapping.numel() == n_tokens,
+      "mla_rope_store q {} kv {} into {} (table {})", q.describe(), kv.describe(),
+      latent_cache.describe(), cos_sin.describe());
   MlaArgs args = shape_args(params);
   args.q = q.data;
   args.kv = kv.data;
@@ -65,20 +63,19 @@ void CudaBackend::mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor
 }
 
 void CudaBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
-                                const BatchMeta& meta, const MlaParams& params,
-                                const Tensor& out) {
+                                const BatchMeta& meta, const MlaParams& params, const Tensor& out) {
   check_mla(params);
   check_tensor(q, DType::BF16, "mla q");
   check_tensor(latent_cache, DType::BF16, "latent_cache");
   check_tensor(kv_b, DType::BF16, "kv_b");
   check_tensor(out, DType::BF16, "mla out");
-  HADRON_CHECK(q.numel() == int64_t{meta.n_tokens} * params.n_heads * params.qk_dim() &&
-                   latent_cache.size(-1) == params.entry_dim() &&
-                   kv_b.numel() == params.n_heads * (params.nope_dim + params.v_dim) *
-                                       params.latent_dim &&
-                   out.numel() == int64_t{meta.n_tokens} * params.n_heads * params.v_dim,
-               "mla_attention q {} over cache {} with kv_b {} into {}", q.describe(),
-               latent_cache.describe(), kv_b.describe(), out.describe());
+  HADRON_CHECK(
+      q.numel() == int64_t{meta.n_tokens} * params.n_heads * params.qk_dim() &&
+          latent_cache.size(-1) == params.entry_dim() &&
+          kv_b.numel() == params.n_heads * (params.nope_dim + params.v_dim) * params.latent_dim &&
+          out.numel() == int64_t{meta.n_tokens} * params.n_heads * params.v_dim,
+      "mla_attention q {} over cache {} with kv_b {} into {}", q.describe(),
+      latent_cache.describe(), kv_b.describe(), out.describe());
   MlaArgs args = shape_args(params);
   args.q = q.data;
   args.latent_cache = latent_cache.data;

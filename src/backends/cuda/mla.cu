@@ -67,7 +67,8 @@ __global__ void __launch_bounds__(kThreads) mla_rope_store_kernel(MlaArgs a) {
   const bf16* w = static_cast<const bf16*>(a.kv_norm);
   for (int i = threadIdx.x; i < a.latent_dim; i += kThreads)
     out[i] = __float2bfloat16(__bfloat162float(kv[i]) * inv * __bfloat162float(w[i]));
-  for (int i = threadIdx.x; i < a.rope_dim; i += kThreads) out[a.latent_dim + i] = kv[a.latent_dim + i];
+  for (int i = threadIdx.x; i < a.rope_dim; i += kThreads)
+    out[a.latent_dim + i] = kv[a.latent_dim + i];
   __syncthreads();
   if (threadIdx.x < 32) rope_in_place(out + a.latent_dim, row, a.rope_dim, a.neox, threadIdx.x, 32);
 }
@@ -81,10 +82,10 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaArgs a) {
   const int qk = a.nope_dim + a.rope_dim, entry = a.latent_dim + a.rope_dim;
   const int head_rows = a.nope_dim + a.v_dim;
   extern __shared__ float smem[];
-  float* q_nope = smem;                          // [nope]
-  float* q_latent = q_nope + a.nope_dim;         // [latent]
-  float* q_rope = q_latent + a.latent_dim;       // [rope]
-  float* o_parts = q_rope + a.rope_dim;          // [warps, latent]
+  float* q_nope = smem;                            // [nope]
+  float* q_latent = q_nope + a.nope_dim;           // [latent]
+  float* q_rope = q_latent + a.latent_dim;         // [rope]
+  float* o_parts = q_rope + a.rope_dim;            // [warps, latent]
   float* stats = o_parts + kWarps * a.latent_dim;  // [warps] max, [warps] sum
   __shared__ int seq_shared;
 
@@ -93,7 +94,10 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaArgs a) {
     int lo = 0, hi = a.n_seqs - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (a.cu_seqlens_q[mid] <= t) lo = mid; else hi = mid - 1;
+      if (a.cu_seqlens_q[mid] <= t)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     seq_shared = lo;
   }
@@ -107,7 +111,8 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaArgs a) {
   const int position = a.seq_lens_kv[s] - q_len + (t - a.cu_seqlens_q[s]);
 
   // q_latent = W_k^T q_nope, W_k = kv_b rows [h * head_rows, h * head_rows + nope)
-  const bf16* w_k = static_cast<const bf16*>(a.kv_b) + static_cast<int64_t>(h) * head_rows * a.latent_dim;
+  const bf16* w_k =
+      static_cast<const bf16*>(a.kv_b) + static_cast<int64_t>(h) * head_rows * a.latent_dim;
   for (int l = threadIdx.x; l < a.latent_dim; l += kThreads) {
     float sum = 0;
     for (int i = 0; i < a.nope_dim; ++i)
@@ -124,7 +129,8 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaArgs a) {
   for (int i = 0; i < kMaxLatentPerLane; ++i) o[i] = 0;
   float running_max = -INFINITY, running_sum = 0;
   for (int j = warp; j <= position; j += kWarps) {
-    const int64_t slot = static_cast<int64_t>(table[j / a.block_size]) * a.block_size + j % a.block_size;
+    const int64_t slot =
+        static_cast<int64_t>(table[j / a.block_size]) * a.block_size + j % a.block_size;
     const bf16* e = cache + slot * entry;
     float partial = 0;
     for (int i = lane; i < a.latent_dim; i += 32) partial += q_latent[i] * __bfloat162float(e[i]);
@@ -168,7 +174,8 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaArgs a) {
   for (int d = warp; d < a.v_dim; d += kWarps) {
     const bf16* w_row = w_v + static_cast<int64_t>(d) * a.latent_dim;
     float partial = 0;
-    for (int l = lane; l < a.latent_dim; l += 32) partial += __bfloat162float(w_row[l]) * q_latent[l];
+    for (int l = lane; l < a.latent_dim; l += 32)
+      partial += __bfloat162float(w_row[l]) * q_latent[l];
     const float value = warp_sum(partial);
     if (lane == 0) out[d] = __float2bfloat16(value);
   }
