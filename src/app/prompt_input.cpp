@@ -49,10 +49,7 @@ Prompt prompt_from_json_line(const std::string& line, const std::string& model_d
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_if_any(const std::string& model_dir) {
-  const std::filesystem::path dir(model_dir);
-  if (!std::filesystem::exists(dir / "tokenizer.json") &&
-      !std::filesystem::exists(dir / "vocab.json"))
-    return nullptr;
+  if (!Tokenizer::folder_has_tokenizer(model_dir)) return nullptr;
   return std::make_unique<Tokenizer>(Tokenizer::load(model_dir));
 }
 

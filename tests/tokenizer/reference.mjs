@@ -217,7 +217,7 @@ const built = {
   deepseek_coder: () => deepseek("deepseek-coder"),
 };
 
-function corpus() {
+export function corpus() {
   const dir = path.join(here, "corpus");
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const samples = [];
