@@ -33,7 +33,8 @@ bool has_safetensors(const std::filesystem::path& dir) {
 }
 
 void run_inspect(const InspectArgs& args) {
-  const ModelConfig config = load_model_config(args.model_dir, parse_hf_overrides(args.hf_overrides));
+  const ModelConfig config =
+      load_model_config(args.model_dir, parse_hf_overrides(args.hf_overrides));
   std::printf("%s\n", describe(config).c_str());
   const std::unique_ptr<Backend> backend = make_cpu_backend();
   const std::unique_ptr<Model> model = create_model(config, *backend);

@@ -146,8 +146,9 @@ json parse_hf_overrides(const std::string& text) {
   if (text.empty()) return nullptr;
   json overrides = parse_json_strict(text, "--hf-overrides");
   if (!overrides.is_object()) {
-    input_error("--hf-overrides must be a JSON object such as '{{\"num_hidden_layers\": 2}}', got {}",
-                overrides.type_name());
+    input_error(
+        "--hf-overrides must be a JSON object such as '{{\"num_hidden_layers\": 2}}', got {}",
+        overrides.type_name());
   }
   return overrides;
 }

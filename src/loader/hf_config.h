@@ -128,8 +128,7 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 // Reads DIR/config.json (or a config file path), with `overrides` (a JSON object, or null for
 // none) merged in by apply_hf_overrides before it is parsed.
-ModelConfig load_model_config(const std::string& path,
-                              const nlohmann::json& overrides = nullptr);
+ModelConfig load_model_config(const std::string& path, const nlohmann::json& overrides = nullptr);
 
 // vLLM's --hf-overrides: parses `text` strictly as a JSON object (empty text: null, no
 // overrides); InputError naming the flag for bad JSON or any other JSON value.

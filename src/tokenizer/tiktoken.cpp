@@ -3,8 +3,8 @@
 #include "tokenizer/tiktoken.h"
 
 #include <algorithm>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
@@ -209,8 +209,8 @@ Tokenizer Tokenizer::from_tiktoken(const tok::TiktokenVocab& vocab, const std::s
     tok::BpeOptions options;
     options.byte_level = true;
     options.ignore_merges = true;  // tiktoken takes a piece that is a token as it is
-    state->model = std::make_unique<tok::BpeModel>(model_vocab, tok::merges_from_ranks(vocab),
-                                                   options);
+    state->model =
+        std::make_unique<tok::BpeModel>(model_vocab, tok::merges_from_ranks(vocab), options);
     state->decoder = tok::Decoder::from_json({{"type", "ByteLevel"}});
     state->finalize(vocab.added_tokens);
     return Tokenizer(std::move(state));

@@ -1,6 +1,7 @@
-// A Hugging Face tokenizer (tokenizer.json, vocab.json + merges.txt, or a tiktoken file) that gives exactly the
-// ids and text of the Rust `tokenizers` library for BPE models: byte-level (Qwen, Llama 3,
-// DeepSeek-V3, gpt-oss) and SentencePiece-style with byte fallback (Llama 2, Mistral).
+// A Hugging Face tokenizer (tokenizer.json, vocab.json + merges.txt, or a tiktoken file) that
+// gives exactly the ids and text of the Rust `tokenizers` library for BPE models: byte-level
+// (Qwen, Llama 3, DeepSeek-V3, gpt-oss) and SentencePiece-style with byte fallback (Llama 2,
+// Mistral).
 #pragma once
 
 #include <cstdint>

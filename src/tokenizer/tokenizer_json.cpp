@@ -144,7 +144,8 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::strin
     state->model = parse_model(model, state->pre_tokenizer.byte_level());
     state->decoder = tok::Decoder::from_json(root.value("decoder", json()));
     parse_post_processor(root.value("post_processor", json()), *state);
-    std::vector<AddedToken> added = tok::added_tokens_from_json(root.value("added_tokens", json::array()));
+    std::vector<AddedToken> added =
+        tok::added_tokens_from_json(root.value("added_tokens", json::array()));
     assign_added_ids(added, *state->model, model.at("vocab").size());
     state->finalize(std::move(added));
     for (const auto* ids : {&state->prefix_ids, &state->suffix_ids}) {

@@ -50,9 +50,8 @@ TEST(HfOverrides, NestedTextConfig) {
   EXPECT_EQ(config.at("tie_word_embeddings"), true);
   EXPECT_FALSE(config.contains("num_hidden_layers"));
 
-  const ModelConfig reduced = load_model_config(
-      kConfigs + "Qwen__Qwen3.5-27B",
-      parse_hf_overrides(R"({"num_hidden_layers": 4,
+  const ModelConfig reduced = load_model_config(kConfigs + "Qwen__Qwen3.5-27B",
+                                                parse_hf_overrides(R"({"num_hidden_layers": 4,
                              "layer_types": ["linear_attention", "linear_attention",
                                              "linear_attention", "full_attention"]})"));
   EXPECT_EQ(reduced.n_layers, 4);

@@ -69,8 +69,8 @@ std::string tiktoken_text(const std::vector<std::string>& tokens) {
 std::string added_tokens_config(const std::map<int, std::string>& tokens) {
   json decoder = json::object();
   for (const auto& [id, content] : tokens) {
-    decoder[std::to_string(id)] = {{"content", content}, {"lstrip", false},
-                                   {"normalized", false}, {"rstrip", false},
+    decoder[std::to_string(id)] = {{"content", content},   {"lstrip", false},
+                                   {"normalized", false},  {"rstrip", false},
                                    {"single_word", false}, {"special", true}};
   }
   return json({{"added_tokens_decoder", decoder}}).dump();
@@ -136,7 +136,8 @@ TEST(Tiktoken, KimiSplitAndReservedTokens) {
   folder.write("tiktoken.model", tiktoken_text({"ab", "\xE4\xB8\xAD\xE6\x96\x87"}));  // 中文
   folder.write("tokenizer_config.json", added_tokens_config({{258, "[BOS]"}, {260, "[EOS]"}}));
   const Tokenizer tokenizer = Tokenizer::load(folder.str());
-  EXPECT_EQ(tokenizer.encode("ab\xE4\xB8\xAD\xE6\x96\x87", false), (std::vector<int32_t>{256, 257}));
+  EXPECT_EQ(tokenizer.encode("ab\xE4\xB8\xAD\xE6\x96\x87", false),
+            (std::vector<int32_t>{256, 257}));
   EXPECT_EQ(tokenizer.encode("[BOS]ab", false), (std::vector<int32_t>{258, 256}));
   EXPECT_EQ(tokenizer.vocab_size(), 258 + 256);
   EXPECT_EQ(tokenizer.id_to_token(259), "<|reserved_token_259|>");
