@@ -139,6 +139,9 @@ TEST(Tiktoken, KimiSplitAndReservedTokens) {
   EXPECT_EQ(tokenizer.encode("ab\xE4\xB8\xAD\xE6\x96\x87", false),
             (std::vector<int32_t>{256, 257}));
   EXPECT_EQ(tokenizer.encode("[BOS]ab", false), (std::vector<int32_t>{258, 256}));
+  // U+3002 is not Han, though its Script_Extensions include Han (PCRE2's plain \p{Han}).
+  EXPECT_EQ(tokenizer.encode("\xE4\xB8\xAD\xE6\x96\x87\xE3\x80\x82", false),
+            (std::vector<int32_t>{257, 0xE3, 0x80, 0x82}));
   EXPECT_EQ(tokenizer.vocab_size(), 258 + 256);
   EXPECT_EQ(tokenizer.id_to_token(259), "<|reserved_token_259|>");
   EXPECT_TRUE(tokenizer.is_special(259));
