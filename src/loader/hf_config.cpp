@@ -157,6 +157,8 @@ void apply_hf_overrides(json& config, const json& overrides) {
   HADRON_CHECK(config.is_object() && overrides.is_object(), "overrides apply to objects");
   const auto text = config.find("text_config");
   json* text_config = text != config.end() && text->is_object() ? &*text : nullptr;
+  json* new_layer_count = nullptr;  // the object whose num_hidden_layers was set
+  bool layer_types_set = false;
   for (const auto& [key, value] : overrides.items()) {
     json* target = &config;
     if (text_config != nullptr && !config.contains(key) && text_config->contains(key))
@@ -167,6 +169,17 @@ void apply_hf_overrides(json& config, const json& overrides) {
     } else {
       slot = value;
     }
+    if (key == "num_hidden_layers") new_layer_count = target;
+    layer_types_set |= key == "layer_types";
+  }
+  // vLLM reads the first num_hidden_layers entries of layer_types: fewer layers keep the kinds
+  // of the first ones unless the overrides give the list too.
+  if (new_layer_count == nullptr || layer_types_set) return;
+  json& n_layers = (*new_layer_count)["num_hidden_layers"];
+  const auto types = new_layer_count->find("layer_types");
+  if (n_layers.is_number_unsigned() && types != new_layer_count->end() && types->is_array() &&
+      types->size() > n_layers.get<size_t>()) {
+    types->erase(types->begin() + n_layers.get<std::ptrdiff_t>(), types->end());
   }
 }
 

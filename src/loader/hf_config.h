@@ -137,7 +137,8 @@ nlohmann::json parse_hf_overrides(const std::string& text);
 // recursively into an object already there, any other value replaces or adds the key. Unknown
 // keys are kept (transformers keeps them as attributes). In a config with a text_config, a key
 // that text_config has and the top level lacks goes into text_config, so {"num_hidden_layers":
-// 2} reduces the layers of a nested config too.
+// 2} reduces the layers of a nested config too, and a layer_types list the overrides leave out
+// keeps its first num_hidden_layers entries (the ones vLLM reads).
 void apply_hf_overrides(nlohmann::json& config, const nlohmann::json& overrides);
 // A human-readable dump of the normalised fields (for `hadron inspect`).
 std::string describe(const ModelConfig& config);

@@ -39,20 +39,21 @@ test('inspect on a missing folder exits 2 with the error', () => {
   assert.equal(r.stdout, '');
 });
 
+// (DeepSeek-V3, not implemented as a model yet, is tested in tests/loader/hf_overrides_test.cpp.)
 test('inspect --hf-overrides runs a real config with fewer layers', () => {
-  const dir = source('tests/data/configs/deepseek-ai__DeepSeek-V3');
+  const dir = source('tests/data/configs/Qwen__Qwen3-30B-A3B');
   const full = hadron('inspect', dir, '--load-format', 'dummy');
   const reduced = hadron('inspect', dir, '--load-format', 'dummy', '--hf-overrides', '{"num_hidden_layers": 2}');
   assert.equal(full.status, 0, full.stderr);
   assert.equal(reduced.status, 0, reduced.stderr);
-  assert.match(full.stdout, /^layers: 61 /m);
+  assert.match(full.stdout, /^layers: 48 /m);
   assert.match(reduced.stdout, /^layers: 2 /m);
   const params = (r) => Number(r.stdout.match(/parameters: (\d+)/)[1]);
   assert.ok(params(reduced) < params(full) / 10, `${params(reduced)} vs ${params(full)}`);
 });
 
 test('--hf-overrides that is not a JSON object exits 2 naming the flag', () => {
-  const dir = source('tests/data/configs/deepseek-ai__DeepSeek-V3');
+  const dir = source('tests/data/configs/Qwen__Qwen3-30B-A3B');
   for (const bad of ['{num_hidden_layers: 2}', '[2]']) {
     const r = hadron('inspect', dir, '--hf-overrides', bad);
     assert.equal(r.status, 2);
