@@ -64,6 +64,16 @@ test('--hf-overrides that is not a JSON object exits 2 naming the flag', () => {
   assert.match(r.stderr, /--hf-overrides must be a JSON object/);
 });
 
+test('generate --hf-overrides reaches the loader: dummy weights run, real ones refuse the dropped layers', () => {
+  const args = ['generate', '--model', source('models/default'), '--device', 'cpu', '--prompt', 'Hi',
+    '--max-tokens', '2', '--hf-overrides', '{"num_hidden_layers": 1}'];
+  const dummy = hadron(...args, '--load-format', 'dummy');
+  assert.equal(dummy.status, 0, dummy.stderr);
+  const real = hadron(...args);
+  assert.equal(real.status, 2);
+  assert.match(real.stderr, /unused checkpoint tensor model\.layers\.[1-9]/);
+});
+
 test('every command that loads a model lists --hf-overrides in its help', () => {
   for (const command of ['serve', 'generate', 'score', 'inspect']) {
     const r = hadron(command, '--help');
