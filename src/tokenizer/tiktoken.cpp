@@ -46,6 +46,8 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
+constexpr int64_t kMaxRank = 1 << 24;  // as Model's largest id
+
 struct TiktokenFamily {
   const char* file_name;
   const char* pattern;
@@ -136,9 +138,9 @@ std::vector<std::pair<std::string, int32_t>> parse_tiktoken_ranks(std::string_vi
     int64_t rank = 0;
     const std::string_view digits = line.substr(space + 1);
     for (const char c : digits) {
-      if (c < '0' || c > '9' || rank > (int64_t{1} << 30))
-        input_error("line {}: rank \"{}\" is not a token id", line_idx + 1, digits);
-      rank = rank * 10 + (c - '0');
+      if (c < '0' || c > '9' || (rank = rank * 10 + (c - '0')) > kMaxRank)
+        input_error("line {}: rank \"{}\" is not a token id (0 to {})", line_idx + 1, digits,
+                    kMaxRank);
     }
     if (digits.empty()) input_error("line {}: no rank", line_idx + 1);
     if (!seen_tokens.insert(*bytes, static_cast<int32_t>(rank)))
@@ -155,7 +157,8 @@ std::vector<std::pair<std::string, int32_t>> parse_tiktoken_ranks(std::string_vi
 std::optional<fs::path> find_tiktoken_file(const fs::path& dir) {
   if (fs::exists(dir / "tiktoken.model")) return dir / "tiktoken.model";
   std::optional<fs::path> found;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
     if (entry.path().extension() != ".tiktoken") continue;
     if (found) {
       input_error("{} has two tiktoken files ({} and {})", dir.string(), found->string(),

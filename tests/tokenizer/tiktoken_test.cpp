@@ -162,6 +162,7 @@ TEST(Tiktoken, ClearErrors) {
       {"YQ== 0\nYg== 0\n", "rank 0 is listed twice"},
       {"YQ== 0\nYQ== 1\n", "listed twice"},
       {"YQ== x\n", "not a token id"},
+      {"YQ== 99999999999\n", "not a token id (0 to 16777216)"},
       {"YQ==\n", "line 1"},
       {"", "no tokens"},
   };
