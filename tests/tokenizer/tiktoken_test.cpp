@@ -1,7 +1,7 @@
 // Tokenizers built from tiktoken files: o200k_base's real ranks (the part the corpus needs, see
 // tiktoken_subset.mjs) with gpt-oss's tokenizer_config.json against gpt-oss's tokenizer.json in
-// Hugging Face tokenizers, and small files written here for rank order, Kimi's split and
-// reserved tokens, and errors.
+// Hugging Face tokenizers, the same ranks as a Kimi tiktoken.model against tiktoken itself, and
+// small files written here for rank order, Kimi's split and reserved tokens, and errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -110,6 +110,32 @@ TEST(Tiktoken, O200kMatchesGptOssTokenizerJson) {
   EXPECT_GT(n_ids, 1000u);
   EXPECT_EQ(tokenizer.token_to_id("<|return|>"), 200002);
   EXPECT_TRUE(tokenizer.is_special(200002));
+}
+
+// Kimi's split regex, which is in no tokenizer.json: tiktoken itself with o200k's ranks and
+// tokenization_kimi.py's pattern (reference.mjs) against the same ranks as a tiktoken.model.
+TEST(Tiktoken, KimiSplitMatchesTiktoken) {
+  Folder folder("kimi-o200k");
+  fs::copy_file(kData / "tokenizers/openai__o200k_base-corpus/o200k_base.tiktoken",
+                folder.path() / "tiktoken.model");
+  const Tokenizer tokenizer = Tokenizer::load(folder.str());
+  std::map<std::pair<std::string, size_t>, const CorpusSample*> by_key;
+  for (const CorpusSample& sample : corpus_samples()) by_key[{sample.file, sample.index}] = &sample;
+  const json reference = reference_results("tiktoken_kimi_split");
+  const json o200k = reference_results("gptoss");
+  size_t n_ids = 0, n_differ_from_o200k = 0;
+  for (size_t i = 0; i < reference.at("samples").size(); ++i) {
+    const json& expected = reference.at("samples")[i];
+    const CorpusSample& sample = *by_key.at({expected.at("file"), expected.at("index")});
+    const auto ids = expected.at("ids").get<std::vector<int32_t>>();
+    EXPECT_EQ(tokenizer.encode(sample.bytes, false), ids) << sample.file << "#" << sample.index;
+    n_ids += ids.size();
+    // (gpt-oss's special tokens make special_tokens.txt differ for another reason.)
+    if (sample.file != "special_tokens.txt")
+      n_differ_from_o200k += ids != o200k.at("samples")[i].at("ids");
+  }
+  std::printf("[kimi split] %zu ids, %zu samples split unlike o200k\n", n_ids, n_differ_from_o200k);
+  EXPECT_GT(n_differ_from_o200k, 0u);  // the corpus exercises what Kimi's regex changes
 }
 
 // Ranks 256 "bc", 257 "ab", 258 "abc": "abcc" joins "bc" first (lowest rank), then "abc", where
