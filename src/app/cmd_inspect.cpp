@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "app/command.h"
+#include "app/engine_flags.h"
 #include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "loader/hf_config.h"
@@ -15,6 +16,7 @@ namespace {
 struct InspectArgs {
   std::string model_dir;
   std::string load_format = "auto";
+  std::string hf_overrides;
 };
 
 std::string gigabytes(double bytes) { return fmt::format("{:.3f} GB", bytes / 1e9); }
@@ -61,7 +63,8 @@ void print_state_memory(const Model& model, DType conv_dtype) {
 }
 
 void run_inspect(const InspectArgs& args) {
-  const ModelConfig config = load_model_config(args.model_dir);
+  const ModelConfig config =
+      load_model_config(args.model_dir, parse_hf_overrides(args.hf_overrides));
   std::printf("%s\n", describe(config).c_str());
   const std::unique_ptr<Backend> backend = make_cpu_backend();
   const std::unique_ptr<Model> model = create_model(config, *backend);
@@ -96,6 +99,7 @@ void setup_inspect(CLI::App& app) {
   command
       ->add_option("--load-format", args->load_format, "dummy: do not look for safetensors files")
       ->check(CLI::IsMember({"auto", "safetensors", "dummy"}));
+  add_hf_overrides_flag(*command, args->hf_overrides);
   command->callback([args] { run_inspect(*args); });
 }
 

@@ -45,7 +45,8 @@ void setup_tokenize(CLI::App& app) {
       app.add_subcommand("tokenize", "print the token ids of a text as a JSON array");
   command
       ->add_option("--tokenizer", args->tokenizer,
-                   "tokenizer.json, a model folder (tokenizer.json or vocab.json + merges.txt), "
+                   "tokenizer.json, a model folder (tokenizer.json, vocab.json + merges.txt, or a "
+                   "tiktoken file), "
                    "or a llama.cpp .gguf file (its vocabulary)")
       ->required();
   auto* file = command->add_option("--text-file", args->text_file, "file whose bytes are encoded");

@@ -5,6 +5,7 @@
 
 #include "backends/backend_factory.h"
 #include "core/error.h"
+#include "loader/hf_config.h"
 
 namespace hadron::app {
 
@@ -45,11 +46,19 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
                      "leaves; on the CPU, --max-num-seqs sequences of --max-model-len tokens "
                      "within 64 MB, and at least one)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
+  add_hf_overrides_flag(command, options.hf_overrides);
   command.add_flag("--enforce-eager", options.enforce_eager,
                    "no CUDA graphs: launch every decode step's kernels one by one");
   command.add_flag_callback(
       "--no-async-scheduling", [&options] { options.async_scheduling = false; },
       "wait for each step's tokens before scheduling the next (GPU)");
+}
+
+void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides) {
+  command.add_option("--hf-overrides", hf_overrides,
+                     "JSON object merged into config.json before it is read (as vLLM's), e.g. "
+                     "'{\"num_hidden_layers\": 2}'; nested objects merge, and keys of a nested "
+                     "text_config go there");
 }
 
 void finish_engine_options(EngineOptions& options, const std::string& load_format) {
@@ -66,6 +75,7 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
   if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
+  parse_hf_overrides(options.hf_overrides);  // bad JSON is an error before anything loads
 }
 
 std::unique_ptr<LoadedModel> load_model(const EngineOptions& options) {

@@ -14,8 +14,12 @@ std::string default_model_dir();
 
 // Adds --model, --load-format, --device, --max-model-len, --max-num-seqs,
 // --max-num-batched-tokens, --block-size, --gpu-memory-utilization, --kv-cache-memory-bytes,
-// --seed to `command`.
+// --seed, --hf-overrides to `command`.
 void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
+
+// Adds --hf-overrides (a JSON object merged into config.json, loader/hf_config.h) to `command`;
+// for commands that read a config without the other engine flags.
+void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides);
 
 // Checks the values and applies --load-format; throws InputError on bad values.
 void finish_engine_options(EngineOptions& options, const std::string& load_format);

@@ -13,14 +13,19 @@
 namespace hadron::app {
 namespace {
 
+constexpr const char* kTokenizerFiles =
+    "tokenizer.json, vocab.json + merges.txt, tiktoken.model or a *.tiktoken file";
+
 std::vector<int32_t> encode_text(const Tokenizer* tokenizer, const std::string& text) {
-  if (tokenizer == nullptr) input_error("text prompts need a tokenizer.json in the model folder");
+  if (tokenizer == nullptr)
+    input_error("text prompts need a tokenizer in the model folder ({})", kTokenizerFiles);
   return tokenizer->encode(text, /*add_special_tokens=*/true);
 }
 
 std::vector<int32_t> encode_chat(const Tokenizer* tokenizer, const std::string& model_dir,
                                  const nlohmann::ordered_json& messages) {
-  if (tokenizer == nullptr) input_error("chat prompts need a tokenizer.json in the model folder");
+  if (tokenizer == nullptr)
+    input_error("chat prompts need a tokenizer in the model folder ({})", kTokenizerFiles);
   const chat::ModelChatTemplate found = chat::load_chat_template(model_dir);
   const chat::ChatTemplate chat_template = chat::ChatTemplate::parse(found.source);
   nlohmann::ordered_json context = {{"messages", messages},
@@ -49,10 +54,7 @@ Prompt prompt_from_json_line(const std::string& line, const std::string& model_d
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_if_any(const std::string& model_dir) {
-  const std::filesystem::path dir(model_dir);
-  if (!std::filesystem::exists(dir / "tokenizer.json") &&
-      !std::filesystem::exists(dir / "vocab.json"))
-    return nullptr;
+  if (!Tokenizer::folder_has_tokenizer(model_dir)) return nullptr;
   return std::make_unique<Tokenizer>(Tokenizer::load(model_dir));
 }
 

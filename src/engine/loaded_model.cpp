@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "loader/hf_config.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
 
@@ -81,7 +82,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
   loaded->kv_ = std::make_unique<KvCache>();
   loaded->options_ = options;
   const ModelConfig config =
-      load_model_config(options.config_path.empty() ? options.model_path : options.config_path);
+      load_model_config(options.config_path.empty() ? options.model_path : options.config_path,
+                        parse_hf_overrides(options.hf_overrides));
   HADRON_CHECK(owned_backend != nullptr, "LoadedModel::load needs a backend");
   loaded->backend_ = std::move(owned_backend);
   Backend& backend = *loaded->backend_;

@@ -18,6 +18,7 @@ namespace hadron {
 struct EngineOptions {
   std::string model_path;
   std::string config_path;      // empty: model_path's config.json
+  std::string hf_overrides;     // --hf-overrides: a JSON object merged into the config (or empty)
   bool dummy_weights = false;   // --load-format dummy
   std::string device = "auto";  // auto | cpu | cuda (for backends/backend_factory.h)
   int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen

@@ -113,8 +113,9 @@ MoeConfig read_moe(const ConfigReader& config, int64_t intermediate_size, int64_
   for (int64_t layer : moe.mlp_only_layers)
     if (layer < 0 || layer >= n_layers) config.fail("mlp_only_layers", "names a missing layer");
   moe.first_k_dense_replace = config.integer("first_k_dense_replace", 0);
-  if (moe.first_k_dense_replace > n_layers)
-    config.fail("first_k_dense_replace", "exceeds num_hidden_layers");
+  // At or past num_hidden_layers every layer is dense, as transformers and vLLM read it (a real
+  // config run with fewer layers through --hf-overrides).
+  if (moe.first_k_dense_replace < 0) config.fail("first_k_dense_replace", "must be >= 0");
   moe.router_aux_loss_coef = config.number("router_aux_loss_coef", 0.0);
   return moe;
 }

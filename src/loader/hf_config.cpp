@@ -135,12 +135,58 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   return out;
 }
 
-ModelConfig load_model_config(const std::string& path) {
+ModelConfig load_model_config(const std::string& path, const json& overrides) {
   std::error_code error;
   const std::string file = std::filesystem::is_directory(path, error)
                                ? (std::filesystem::path(path) / "config.json").string()
                                : path;
-  return parse_model_config(parse_json_strict(read_text_file(file, kMaxConfigBytes), file), file);
+  json root = parse_json_strict(read_text_file(file, kMaxConfigBytes), file);
+  if (overrides.is_null()) return parse_model_config(root, file);
+  if (!root.is_object())
+    input_error("{}: a model config must be a JSON object, got {}", file, root.type_name());
+  apply_hf_overrides(root, overrides);
+  return parse_model_config(root, file + " with --hf-overrides");
+}
+
+json parse_hf_overrides(const std::string& text) {
+  if (text.empty()) return nullptr;
+  json overrides = parse_json_strict(text, "--hf-overrides");
+  if (!overrides.is_object()) {
+    input_error(
+        "--hf-overrides must be a JSON object such as '{{\"num_hidden_layers\": 2}}', got {}",
+        overrides.type_name());
+  }
+  return overrides;
+}
+
+void apply_hf_overrides(json& config, const json& overrides) {
+  HADRON_CHECK(config.is_object() && overrides.is_object(), "overrides apply to objects");
+  const auto text = config.find("text_config");
+  json* text_config = text != config.end() && text->is_object() ? &*text : nullptr;
+  json* new_layer_count = nullptr;  // the object whose num_hidden_layers was set
+  bool layer_types_set = false;
+  for (const auto& [key, value] : overrides.items()) {
+    json* target = &config;
+    if (text_config != nullptr && !config.contains(key) && text_config->contains(key))
+      target = text_config;
+    json& slot = (*target)[key];
+    if (slot.is_object() && value.is_object()) {
+      apply_hf_overrides(slot, value);
+    } else {
+      slot = value;
+    }
+    if (key == "num_hidden_layers") new_layer_count = target;
+    layer_types_set |= key == "layer_types";
+  }
+  // vLLM reads the first num_hidden_layers entries of layer_types: fewer layers keep the kinds
+  // of the first ones unless the overrides give the list too.
+  if (new_layer_count == nullptr || layer_types_set) return;
+  json& n_layers = (*new_layer_count)["num_hidden_layers"];
+  const auto types = new_layer_count->find("layer_types");
+  if (n_layers.is_number_unsigned() && types != new_layer_count->end() && types->is_array() &&
+      types->size() > n_layers.get<size_t>()) {
+    types->erase(types->begin() + n_layers.get<std::ptrdiff_t>(), types->end());
+  }
 }
 
 }  // namespace hadron

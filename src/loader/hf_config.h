@@ -128,8 +128,20 @@ struct ModelConfig {
 
 // Parses a config.json object. `source` names it in errors.
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
-// Reads DIR/config.json (or a config file path).
-ModelConfig load_model_config(const std::string& path);
+// Reads DIR/config.json (or a config file path), with `overrides` (a JSON object, or null for
+// none) merged in by apply_hf_overrides before it is parsed.
+ModelConfig load_model_config(const std::string& path, const nlohmann::json& overrides = nullptr);
+
+// vLLM's --hf-overrides: parses `text` strictly as a JSON object (empty text: null, no
+// overrides); InputError naming the flag for bad JSON or any other JSON value.
+nlohmann::json parse_hf_overrides(const std::string& text);
+// Merges `overrides` into the config object `config` as vLLM does: an object value merges
+// recursively into an object already there, any other value replaces or adds the key. Unknown
+// keys are kept (transformers keeps them as attributes). In a config with a text_config, a key
+// that text_config has and the top level lacks goes into text_config, so {"num_hidden_layers":
+// 2} reduces the layers of a nested config too, and a layer_types list the overrides leave out
+// keeps its first num_hidden_layers entries (the ones vLLM reads).
+void apply_hf_overrides(nlohmann::json& config, const nlohmann::json& overrides);
 // A human-readable dump of the normalised fields (for `hadron inspect`).
 std::string describe(const ModelConfig& config);
 

@@ -3,8 +3,10 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/utf8.h"
+#include "tokenizer/json_number.h"
 
 namespace hadron::tok {
 namespace {
@@ -67,6 +69,19 @@ size_t leading_space_len(std::string_view text) {
 }
 
 }  // namespace
+
+std::vector<AddedToken> added_tokens_from_json(const nlohmann::json& tokens) {
+  std::vector<AddedToken> out;
+  for (const nlohmann::json& token : tokens) {
+    out.push_back({token.at("content").get<std::string>(),
+                   token.contains("id") ? json_token_id(token["id"]) : 0,
+                   token.value("special", false), token.value("lstrip", false),
+                   token.value("rstrip", false),
+                   token.value("normalized", !token.value("special", false)),
+                   token.value("single_word", false)});
+  }
+  return out;
+}
 
 AddedTokenMatcher::AddedTokenMatcher(std::vector<AddedToken> tokens,
                                      const std::vector<std::string>& patterns)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,10 @@ struct AddedToken {
   bool normalized = false;
   bool single_word = false;
 };
+
+// The added_tokens array of tokenizer.json ({content, id, special, lstrip, rstrip, normalized,
+// single_word}); a missing id is 0 and `normalized` defaults to !special.
+std::vector<AddedToken> added_tokens_from_json(const nlohmann::json& tokens);
 
 // Receives a run of text with no added token in it and its start offset in the input.
 using TextSink = FunctionRef<void(std::string_view text, size_t offset)>;

@@ -1,6 +1,7 @@
-// A Hugging Face tokenizer (tokenizer.json, or vocab.json + merges.txt) that gives exactly the
-// ids and text of the Rust `tokenizers` library for BPE models: byte-level (Qwen, Llama 3,
-// DeepSeek-V3, gpt-oss) and SentencePiece-style with byte fallback (Llama 2, Mistral).
+// A Hugging Face tokenizer (tokenizer.json, vocab.json + merges.txt, or a tiktoken file) that
+// gives exactly the ids and text of the Rust `tokenizers` library for BPE models: byte-level
+// (Qwen, Llama 3, DeepSeek-V3, gpt-oss) and SentencePiece-style with byte fallback (Llama 2,
+// Mistral).
 #pragma once
 
 #include <cstdint>
@@ -16,19 +17,26 @@ namespace hadron {
 namespace tok {
 struct TokenizerState;
 struct LlamaVocab;
+struct TiktokenVocab;
 }  // namespace tok
 
 class Tokenizer {
  public:
   // A tokenizer.json file, or a folder holding tokenizer.json, or vocab.json + merges.txt
-  // (Qwen2 style; added tokens come from tokenizer_config.json when it is there).
+  // (Qwen2 style), or a tiktoken file (tiktoken.model, *.tiktoken; see tokenizer/tiktoken.h);
+  // the last two take their added tokens from tokenizer_config.json when it is there.
   // Throws InputError naming the file for anything unreadable, malformed or unsupported.
   static Tokenizer load(const std::string& file_or_dir);
+  // Whether `dir` holds one of the tokenizer files load() reads.
+  static bool folder_has_tokenizer(const std::string& dir);
   // tokenizer.json contents; `origin` names them in error messages.
   static Tokenizer from_json_text(std::string_view json_text, const std::string& origin);
   // A llama.cpp vocabulary (see tokenizer/llama_vocab.h; loader/gguf_tokenizer.h reads one from
   // a GGUF file); `origin` names it in error messages.
   static Tokenizer from_llama_vocab(const tok::LlamaVocab& vocab, const std::string& origin);
+  // A tiktoken vocabulary (see tokenizer/tiktoken.h): byte-level BPE over its ranks, its split
+  // regex, no normalizer, its added tokens; `origin` names it in error messages.
+  static Tokenizer from_tiktoken(const tok::TiktokenVocab& vocab, const std::string& origin);
 
   // Ids of `text`. Invalid UTF-8 is first replaced by U+FFFD per maximal ill-formed subpart
   // (what the reference sees through Node's or Python's lossy decoding). add_special_tokens

@@ -1,4 +1,5 @@
-// Tokenizer::load: tokenizer.json, or a folder with tokenizer.json or vocab.json + merges.txt.
+// Tokenizer::load: tokenizer.json, or a folder with tokenizer.json, vocab.json + merges.txt or a
+// tiktoken file.
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -6,6 +7,7 @@
 
 #include "core/error.h"
 #include "tokenizer/split_patterns.h"
+#include "tokenizer/tiktoken.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hadron {
@@ -94,7 +96,21 @@ Tokenizer Tokenizer::load(const std::string& file_or_dir) {
   if (fs::exists(path / "vocab.json") && fs::exists(path / "merges.txt")) {
     return from_json_text(vocab_merges_json(path), (path / "vocab.json").string());
   }
-  input_error("{} has neither tokenizer.json nor vocab.json + merges.txt", path.string());
+  if (const std::optional<fs::path> file = tok::find_tiktoken_file(path)) {
+    const json added = added_tokens_from_config(path / "tokenizer_config.json");
+    return from_tiktoken(tok::read_tiktoken(*file, read_text(*file), added), file->string());
+  }
+  input_error(
+      "{} has no tokenizer: neither tokenizer.json, vocab.json + merges.txt, tiktoken.model "
+      "nor a *.tiktoken file",
+      path.string());
+}
+
+bool Tokenizer::folder_has_tokenizer(const std::string& dir) {
+  const fs::path path(dir);
+  return fs::exists(path / "tokenizer.json") ||
+         (fs::exists(path / "vocab.json") && fs::exists(path / "merges.txt")) ||
+         (fs::is_directory(path) && tok::find_tiktoken_file(path));
 }
 
 }  // namespace hadron

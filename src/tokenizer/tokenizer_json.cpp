@@ -75,19 +75,6 @@ std::unique_ptr<tok::Model> parse_model(const json& model, bool byte_level) {
                                          options);
 }
 
-std::vector<AddedToken> parse_added_tokens(const json& tokens) {
-  std::vector<AddedToken> out;
-  for (const json& token : tokens) {
-    out.push_back({token.at("content").get<std::string>(),
-                   token.contains("id") ? tok::json_token_id(token["id"]) : 0,
-                   token.value("special", false), token.value("lstrip", false),
-                   token.value("rstrip", false),
-                   token.value("normalized", !token.value("special", false)),
-                   token.value("single_word", false)});
-  }
-  return out;
-}
-
 // Ids as AddedVocabulary::add_tokens assigns them: a token already in the model keeps the
 // model's id; the others are numbered from the model's size up, in file order. Tokens with
 // empty content are dropped.
@@ -157,7 +144,8 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::strin
     state->model = parse_model(model, state->pre_tokenizer.byte_level());
     state->decoder = tok::Decoder::from_json(root.value("decoder", json()));
     parse_post_processor(root.value("post_processor", json()), *state);
-    std::vector<AddedToken> added = parse_added_tokens(root.value("added_tokens", json::array()));
+    std::vector<AddedToken> added =
+        tok::added_tokens_from_json(root.value("added_tokens", json::array()));
     assign_added_ids(added, *state->model, model.at("vocab").size());
     state->finalize(std::move(added));
     for (const auto* ids : {&state->prefix_ids, &state->suffix_ids}) {

@@ -3,7 +3,8 @@
 // project's default model, variants that exercise Metaspace, Digits, NFKC and GPT-2 style
 // ByteLevel, and the BERT, Falcon and DeepSeek tokenizers built from GGUF vocabularies in tests/data)
 // it writes
-// OUT/<name>.json:
+// OUT/<name>.json (and OUT/tiktoken_kimi_split.json: {"samples": [{"file", "index", "ids"}]}, see
+// tiktokenKimiSplit):
 //   {"tokenizer": path, "samples": [{"file", "index", "ids", "ids_special", "text", "text_skip"}],
 //    "random": [{"ids", "text", "text_skip"}]}
 // Corpus files are split on SEPARATOR; their bytes are read as UTF-8 with U+FFFD replacement.
@@ -16,6 +17,7 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require("@anush008/tokenizers");
+const { Tiktoken } = require("tiktoken/lite");
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -217,7 +219,7 @@ const built = {
   deepseek_coder: () => deepseek("deepseek-coder"),
 };
 
-function corpus() {
+export function corpus() {
   const dir = path.join(here, "corpus");
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const samples = [];
@@ -268,6 +270,22 @@ async function reference(name, file, samples) {
   return result;
 }
 
+// tiktoken itself (its Rust core through WASM) with o200k's ranks and the split regex of
+// Moonshot's tokenization_kimi.py: the reference for tiktoken.model files, whose own ranks are
+// not in tests/data.
+const kimiPattern = [
+  String.raw`[\p{Han}]+`,
+  String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+  String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+  String.raw`\p{N}{1,3}`,
+  String.raw` ?[^\s\p{L}\p{N}]+[\r\n]*`,
+  String.raw`\s*[\r\n]+`,
+  String.raw`\s+(?!\S)`,
+  String.raw`\s+`,
+].join("|");
+export const tiktokenKimiSplit = () =>
+  new Tiktoken(require("tiktoken/encoders/o200k_base.json").bpe_ranks, {}, kimiPattern);
+
 async function main() {
   const out = process.argv[2];
   if (!out) throw new Error("usage: node reference.mjs OUT_DIR");
@@ -287,6 +305,10 @@ async function main() {
   for (const [name, file] of Object.entries(files)) {
     fs.writeFileSync(path.join(out, `${name}.json`), JSON.stringify(await reference(name, file, samples)));
   }
+  const kimi = tiktokenKimiSplit();
+  const kimiSamples = samples.map(({ file, index, sample }) =>
+    ({ file, index, ids: Array.from(kimi.encode_ordinary(sample)) }));
+  fs.writeFileSync(path.join(out, "tiktoken_kimi_split.json"), JSON.stringify({ samples: kimiSamples }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
