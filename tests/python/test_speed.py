@@ -42,8 +42,9 @@ def cli_tok_s() -> float:
 
 def test_python_overhead_at_batch_1(llm):
     python_tok_s(llm)  # warm-up
-    py = max(python_tok_s(llm) for _ in range(3))
-    cli = max(cli_tok_s() for _ in range(3))
+    # Interleaved, best of three each: other load on the machine hits both alike.
+    runs = [(python_tok_s(llm), cli_tok_s()) for _ in range(3)]
+    py, cli = max(r[0] for r in runs), max(r[1] for r in runs)
     print(f"\nbatch 1, {N_TOKENS} tokens: Python {py:.0f} tok/s, CLI {cli:.0f} tok/s "
           f"({100 * (1 - py / cli):+.1f}% overhead)")
     assert py >= 0.8 * cli  # target: within 5%; the 2-core CI machine is noisy
