@@ -137,8 +137,8 @@ HADRON_API hadron_status hadron_metrics(hadron_engine* engine, char** json);
 
 /* Token ids of text with the model's tokenizer (special tokens added when add_special is
  * nonzero); free *token_ids with hadron_tokens_free. */
-HADRON_API hadron_status hadron_tokenize(hadron_engine* engine, const char* text,
-                                         int add_special, int32_t** token_ids, size_t* n_tokens);
+HADRON_API hadron_status hadron_tokenize(hadron_engine* engine, const char* text, int add_special,
+                                         int32_t** token_ids, size_t* n_tokens);
 /* The prompt text a chat request renders (messages_json as for hadron_add_chat); free *text
  * with hadron_string_free. Tokenize it without special tokens: the template writes them. */
 HADRON_API hadron_status hadron_apply_chat_template(hadron_engine* engine,

@@ -33,7 +33,8 @@ std::string default_model_dir() {
     if (auto found = find_default_model(exe.parent_path())) return found->string();
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&default_model_dir), &info) != 0 && info.dli_fname != nullptr)
-    if (auto found = find_default_model(std::filesystem::absolute(info.dli_fname, error).parent_path()))
+    if (auto found =
+            find_default_model(std::filesystem::absolute(info.dli_fname, error).parent_path()))
       return found->string();
   return "models/default";
 }

@@ -166,8 +166,8 @@ void hadron_engine_destroy(hadron_engine* engine) {
   }
 }
 
-hadron_status hadron_add_text(hadron_engine* engine, const char* prompt,
-                              const char* sampling_json, uint64_t* request_id) {
+hadron_status hadron_add_text(hadron_engine* engine, const char* prompt, const char* sampling_json,
+                              uint64_t* request_id) {
   return guarded([&] {
     require(prompt != nullptr, "prompt");
     require(request_id != nullptr, "request_id");
@@ -176,9 +176,8 @@ hadron_status hadron_add_text(hadron_engine* engine, const char* prompt,
   });
 }
 
-hadron_status hadron_add_tokens(hadron_engine* engine, const int32_t* token_ids,
-                                size_t n_tokens, const char* sampling_json,
-                                uint64_t* request_id) {
+hadron_status hadron_add_tokens(hadron_engine* engine, const int32_t* token_ids, size_t n_tokens,
+                                const char* sampling_json, uint64_t* request_id) {
   return guarded([&] {
     require(token_ids != nullptr || n_tokens == 0, "token_ids");
     require(request_id != nullptr, "request_id");

@@ -80,8 +80,8 @@ std::shared_ptr<LibraryEngine::Request> LibraryEngine::find(uint64_t request_id)
   std::lock_guard lock(mutex_);
   auto it = requests_.find(request_id);
   if (it == requests_.end())
-    throw NotFoundError(fmt::format("no request {}: it finished, was aborted or never existed",
-                                    request_id));
+    throw NotFoundError(
+        fmt::format("no request {}: it finished, was aborted or never existed", request_id));
   return it->second;
 }
 

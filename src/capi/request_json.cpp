@@ -11,12 +11,24 @@ namespace {
 constexpr int64_t kDefaultMaxTokens = 16;  // vLLM's SamplingParams
 
 // Every name parse_sampling reads, and those read here.
-constexpr std::array kKnownNames = {
-    "n",           "temperature",     "top_p",          "top_k",
-    "min_p",       "seed",            "max_tokens",     "min_tokens",
-    "stop",        "stop_token_ids",  "ignore_eos",     "logprobs",
-    "logit_bias",  "presence_penalty", "frequency_penalty", "repetition_penalty",
-    "skip_special_tokens", "best_of"};
+constexpr std::array kKnownNames = {"n",
+                                    "temperature",
+                                    "top_p",
+                                    "top_k",
+                                    "min_p",
+                                    "seed",
+                                    "max_tokens",
+                                    "min_tokens",
+                                    "stop",
+                                    "stop_token_ids",
+                                    "ignore_eos",
+                                    "logprobs",
+                                    "logit_bias",
+                                    "presence_penalty",
+                                    "frequency_penalty",
+                                    "repetition_penalty",
+                                    "skip_special_tokens",
+                                    "best_of"};
 
 void refuse_unknown(const server::Json& body) {
   for (const auto& [name, value] : body.items()) {
@@ -51,7 +63,8 @@ RequestSampling parse_request_sampling(std::string_view text,
   const server::Json body =
       text.empty() ? server::Json::object()
                    : parse_json_within_limits(text, context.limits, "sampling parameters");
-  if (!body.is_object()) server::bad_request("sampling", "sampling parameters must be a JSON object");
+  if (!body.is_object())
+    server::bad_request("sampling", "sampling parameters must be a JSON object");
   const server::Fields fields(body);
   refuse_unknown(body);
   RequestSampling out;

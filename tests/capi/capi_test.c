@@ -12,24 +12,24 @@
 
 static int n_failures = 0;
 
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                               \
-      fprintf(stderr, "\n");                                      \
-      ++n_failures;                                               \
-    }                                                             \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      ++n_failures;                                                            \
+    }                                                                          \
   } while (0)
 
-#define CHECK_OK(call)                                                                 \
-  do {                                                                                 \
-    hadron_status status_ = (call);                                                    \
-    if (status_ != HADRON_OK) {                                                        \
+#define CHECK_OK(call)                                                                  \
+  do {                                                                                  \
+    hadron_status status_ = (call);                                                     \
+    if (status_ != HADRON_OK) {                                                         \
       fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #call, (int)status_, \
-              hadron_last_error());                                                    \
-      exit(1);                                                                         \
-    }                                                                                  \
+              hadron_last_error());                                                     \
+      exit(1);                                                                          \
+    }                                                                                   \
   } while (0)
 
 /* A growing buffer of text and token ids. */
@@ -47,7 +47,8 @@ static void append(Result* r, const hadron_output* out) {
   memcpy(r->text + r->text_bytes, out->text, out->text_bytes);
   r->text_bytes += out->text_bytes;
   r->text[r->text_bytes] = '\0';
-  for (size_t i = 0; i < out->n_tokens && r->n_ids < 4096; ++i) r->ids[r->n_ids++] = out->token_ids[i];
+  for (size_t i = 0; i < out->n_tokens && r->n_ids < 4096; ++i)
+    r->ids[r->n_ids++] = out->token_ids[i];
   ++r->n_outputs;
   if (out->finished) r->finish_reason = out->finish_reason;
 }
@@ -109,7 +110,8 @@ static void test_greedy_equals_cli(hadron_engine* engine, const char* cli, const
   uint64_t id = 0;
   CHECK_OK(hadron_add_text(engine, kPrompt, "{\"temperature\": 0, \"max_tokens\": 40}", &id));
   Result got = run_callback(engine, id);
-  if (expected) CHECK(strcmp(got.text, expected) == 0, "C API '%s' != CLI '%s'", got.text, expected);
+  if (expected)
+    CHECK(strcmp(got.text, expected) == 0, "C API '%s' != CLI '%s'", got.text, expected);
   CHECK(got.n_ids > 0, "no tokens");
 
   snprintf(command, sizeof command,
@@ -147,7 +149,8 @@ static void test_streaming_equals_callback(hadron_engine* engine) {
               memcmp(callback.ids, polled.ids, callback.n_ids * sizeof(int32_t)) == 0,
           "token ids differ (%zu vs %zu)", callback.n_ids, polled.n_ids);
     CHECK(polled.n_outputs > 1, "one output only: nothing streamed");
-    CHECK(callback.finish_reason == HADRON_FINISH_LENGTH || callback.finish_reason == HADRON_FINISH_STOP,
+    CHECK(callback.finish_reason == HADRON_FINISH_LENGTH ||
+              callback.finish_reason == HADRON_FINISH_STOP,
           "finish reason %d", (int)callback.finish_reason);
     /* Four at once, read in turn after they all ran. */
     uint64_t ids[4];
@@ -170,8 +173,8 @@ static void test_streaming_equals_callback(hadron_engine* engine) {
 
 static void test_logprobs_and_abort(hadron_engine* engine) {
   uint64_t id = 0;
-  CHECK_OK(hadron_add_text(engine, kPrompt, "{\"temperature\": 0, \"max_tokens\": 4, \"logprobs\": 3}",
-                           &id));
+  CHECK_OK(hadron_add_text(engine, kPrompt,
+                           "{\"temperature\": 0, \"max_tokens\": 4, \"logprobs\": 3}", &id));
   hadron_output* out = NULL;
   while (hadron_poll(engine, id, -1, &out) == HADRON_OK) {
     if (out->n_tokens > 0) {
@@ -209,12 +212,24 @@ static void test_bad_input(hadron_engine* engine) {
   expect_status(hadron_engine_create(NULL, NULL, NULL, 1, &other), HADRON_ERR_INVALID_ARGUMENT,
                 "NULL options");
 
-  const char* bad_sampling[] = {
-      "{\"temperature\": -1}", "{\"top_p\": 2}", "{\"top_p\": 0}", "{\"top_k\": -5}",
-      "{\"min_p\": 1.5}", "{\"n\": 0}", "{\"max_tokens\": 0}", "{\"max_tokens\": 100000}",
-      "{\"temperature\": \"hot\"}", "{\"stop\": 3}", "{\"logprobs\": 99}",
-      "{\"repetition_penalty\": 0}", "{\"no_such_field\": 1}", "{bad json", "[1, 2]", "nul",
-      "{\"stop_token_ids\": [-1]}", "{\"seed\": 1.5}"};
+  const char* bad_sampling[] = {"{\"temperature\": -1}",
+                                "{\"top_p\": 2}",
+                                "{\"top_p\": 0}",
+                                "{\"top_k\": -5}",
+                                "{\"min_p\": 1.5}",
+                                "{\"n\": 0}",
+                                "{\"max_tokens\": 0}",
+                                "{\"max_tokens\": 100000}",
+                                "{\"temperature\": \"hot\"}",
+                                "{\"stop\": 3}",
+                                "{\"logprobs\": 99}",
+                                "{\"repetition_penalty\": 0}",
+                                "{\"no_such_field\": 1}",
+                                "{bad json",
+                                "[1, 2]",
+                                "nul",
+                                "{\"stop_token_ids\": [-1]}",
+                                "{\"seed\": 1.5}"};
   uint64_t id = 0;
   for (size_t i = 0; i < sizeof bad_sampling / sizeof *bad_sampling; ++i)
     expect_status(hadron_add_text(engine, kPrompt, bad_sampling[i], &id),
@@ -287,9 +302,10 @@ static void test_no_leak(const char* model) {
   }
   const long rss_growth = rss_kb() - rss_after_warmup;
   const long heap_growth = heap_bytes() - heap_after_warmup;
-  printf("after %d warm-up requests: rss %ld kB, heap %ld kB; growth over %d more: rss %ld kB, "
-         "heap %ld bytes\n",
-         n_warmup, rss_after_warmup, heap_after_warmup / 1024, n_measured, rss_growth, heap_growth);
+  printf(
+      "after %d warm-up requests: rss %ld kB, heap %ld kB; growth over %d more: rss %ld kB, "
+      "heap %ld bytes\n",
+      n_warmup, rss_after_warmup, heap_after_warmup / 1024, n_measured, rss_growth, heap_growth);
   CHECK(rss_growth < 512, "resident memory grew by %ld kB over %d requests", rss_growth,
         n_measured);
   /* 400 requests leaking 40 bytes each would pass; any object of a request would not. */
@@ -332,7 +348,9 @@ int main(int argc, char** argv) {
   CHECK(wait_until_idle(engine), "requests still running");
   hadron_engine_destroy(engine);
   test_no_leak(argv[2]);
-  if (n_failures) fprintf(stderr, "%d checks failed\n", n_failures);
-  else printf("all checks passed\n");
+  if (n_failures)
+    fprintf(stderr, "%d checks failed\n", n_failures);
+  else
+    printf("all checks passed\n");
   return n_failures ? 1 : 0;
 }
