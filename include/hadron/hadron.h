@@ -2,8 +2,9 @@
  * metrics. Plain C (C99), opaque handles, status codes; no C++ type or exception crosses it.
  * Reference and compatibility promise: docs/library.md.
  *
- * Threads: every function may be called from any thread, on any engine, at once. The engine
- * runs its steps on a thread of its own from hadron_engine_create to hadron_engine_destroy.
+ * Threads: every function may be called from any thread, on any engine, at once, except
+ * hadron_engine_destroy, which must be the last call on its engine. The engine runs its steps
+ * on a thread of its own from hadron_engine_create to hadron_engine_destroy.
  * Errors: a function returning hadron_status sets, on failure, a message that
  * hadron_last_error() returns on the same thread until its next failing call. */
 #ifndef HADRON_HADRON_H_
