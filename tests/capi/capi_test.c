@@ -311,6 +311,14 @@ static void test_no_leak(const char* model) {
   /* 400 requests leaking 40 bytes each would pass; any object of a request would not. */
   CHECK(heap_growth < 16384, "the heap grew by %ld bytes over %d requests", heap_growth,
         n_measured);
+  /* Destroyed with a request running and one never read: it ends them. */
+  uint64_t running = 0, unread = 0;
+  CHECK_OK(
+      hadron_add_text(engine, kPrompt, "{\"max_tokens\": 60, \"ignore_eos\": true}", &running));
+  CHECK_OK(hadron_add_text(engine, kPrompt, NULL, &unread));
+  hadron_output* out = NULL;
+  CHECK_OK(hadron_poll(engine, running, -1, &out));
+  hadron_output_free(out);
   hadron_engine_destroy(engine);
 }
 
