@@ -105,10 +105,19 @@ class LLM:
 
     def _run(self, prompts, params: List[SamplingParams]) -> List[RequestOutput]:
         submitted = []
+        n_drained = 0
         try:
             for (text, ids), p in zip(prompts, params):
-                submitted.append(self._submit(text, ids, p))
-            for engine_id, request in submitted:
+                while True:
+                    try:
+                        submitted.append(self._submit(text, ids, p))
+                        break
+                    except _hadron.QueueFullError:
+                        if n_drained == len(submitted):  # full of other callers' requests
+                            raise
+                        self._drain(*submitted[n_drained])  # make room: finish the oldest
+                        n_drained += 1
+            for engine_id, request in submitted[n_drained:]:
                 self._drain(engine_id, request)
         except BaseException:  # KeyboardInterrupt included: nothing keeps running
             for engine_id, request in submitted:

@@ -110,6 +110,15 @@ def test_async_concurrent_and_cancel():
     engine.shutdown()
 
 
+def test_more_prompts_than_the_queue_holds():
+    llm = hadron.LLM(MODEL, device="cpu", max_model_len=256, max_queued_requests=3)
+    prompts = [f"{PROMPT} {i}" for i in range(10)]
+    outs = llm.generate(prompts, GREEDY)
+    assert [o.prompt for o in outs] == prompts and all(o.finished for o in outs)
+    assert outs[4].outputs[0].text == llm.generate(prompts[4], GREEDY)[0].outputs[0].text
+    llm.close()
+
+
 def test_eight_threads(llm):
     prompts = [f"{PROMPT} {i}" for i in range(8)]
     alone = [llm.generate(p, GREEDY)[0].outputs[0].text for p in prompts]
