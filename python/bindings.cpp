@@ -41,27 +41,45 @@ void check(hadron_status status) {
   throw HadronError(hadron_last_error());
 }
 
-// One output as a tuple: (index, token_ids, text, finished, finish_reason, logprobs, top),
-// logprobs a list per token and top a list per token of (token_id, logprob) pairs, or None.
-py::tuple output_tuple(const hadron_output& out) {
-  static const char* const kReasons[] = {nullptr, "stop", "length", "abort"};
-  std::vector<int32_t> ids(out.token_ids, out.token_ids + out.n_tokens);
-  py::object logprobs = py::none(), top = py::none();
-  if (out.logprobs != nullptr) {
-    std::vector<float> chosen(out.logprobs, out.logprobs + out.n_tokens);
-    std::vector<std::vector<std::pair<int32_t, float>>> alternatives(out.n_tokens);
-    for (size_t t = 0; t < out.n_tokens; ++t)
+// What one completion produced over one or more outputs, as Python sees it: the tuple
+// (index, token_ids, text, finished, finish_reason, logprobs, top), logprobs a list per token
+// and top a list per token of (token_id, logprob) pairs, or None.
+struct Delta {
+  int32_t index = 0;
+  std::vector<int32_t> ids;
+  std::string text;
+  bool finished = false;
+  hadron_finish_reason reason = HADRON_FINISH_NONE;
+  bool has_logprobs = false;
+  std::vector<float> logprobs;
+  std::vector<std::vector<std::pair<int32_t, float>>> top;
+
+  void append(const hadron_output& out) {
+    index = out.index;
+    ids.insert(ids.end(), out.token_ids, out.token_ids + out.n_tokens);
+    text.append(out.text, out.text_bytes);
+    finished = out.finished != 0;
+    reason = out.finish_reason;
+    if (out.logprobs == nullptr) return;
+    has_logprobs = true;
+    for (size_t t = 0; t < out.n_tokens; ++t) {
+      logprobs.push_back(out.logprobs[t]);
+      top.emplace_back();
       for (size_t k = 0; k < out.n_top; ++k)
-        alternatives[t].emplace_back(out.top_token_ids[t * out.n_top + k],
-                                     out.top_logprobs[t * out.n_top + k]);
-    logprobs = py::cast(chosen);
-    top = py::cast(alternatives);
+        top.back().emplace_back(out.top_token_ids[t * out.n_top + k],
+                                out.top_logprobs[t * out.n_top + k]);
+    }
   }
-  const char* reason = kReasons[out.finish_reason];
-  return py::make_tuple(out.index, ids, py::str(out.text, out.text_bytes), out.finished != 0,
-                        reason ? py::object(py::str(reason)) : py::object(py::none()), logprobs,
-                        top);
-}
+
+  py::tuple to_tuple() const {
+    static const char* const kReasons[] = {nullptr, "stop", "length", "abort"};
+    const char* name = kReasons[reason];
+    return py::make_tuple(index, ids, py::str(text), finished,
+                          name ? py::object(py::str(name)) : py::object(py::none()),
+                          has_logprobs ? py::cast(logprobs) : py::object(py::none()),
+                          has_logprobs ? py::cast(top) : py::object(py::none()));
+  }
+};
 
 class Engine {
  public:
@@ -127,9 +145,33 @@ class Engine {
     }
     check(status);
     if (out == nullptr) return py::none();
-    py::tuple result = output_tuple(*out);
+    Delta delta;
+    delta.append(*out);
     hadron_output_free(out);
-    return result;
+    return delta.to_tuple();
+  }
+
+  // Runs the request to its end and returns one tuple per completion (as poll's), gathered
+  // without the GIL: a non-streaming caller costs Python nothing per token. Ctrl-C is seen
+  // between waits of at most 100 ms.
+  py::list collect(uint64_t request_id) {
+    std::map<int32_t, Delta> completions;
+    while (true) {
+      hadron_status status;
+      {
+        py::gil_scoped_release release;
+        hadron_output* out = nullptr;
+        status = hadron_poll(live(), request_id, 100, &out);
+        if (out != nullptr) completions[out->index].append(*out);
+        hadron_output_free(out);
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (status == HADRON_ERR_NOT_FOUND) break;  // every output taken
+      check(status);
+    }
+    py::list out;
+    for (const auto& [index, delta] : completions) out.append(delta.to_tuple());
+    return out;
   }
 
   void abort(uint64_t request_id) {
@@ -170,6 +212,7 @@ PYBIND11_MODULE(_hadron, m) {
       .def("tokenize", &Engine::tokenize)
       .def("apply_chat_template", &Engine::apply_chat_template)
       .def("poll", &Engine::poll)
+      .def("collect", &Engine::collect)
       .def("abort", &Engine::abort)
       .def("metrics", &Engine::metrics);
 }

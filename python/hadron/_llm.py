@@ -127,13 +127,8 @@ class LLM:
         return [request for _, request in submitted]
 
     def _drain(self, engine_id: int, request: RequestOutput) -> None:
-        while True:
-            try:
-                output = self._engine.poll(engine_id, _POLL_MS)
-            except _hadron.RequestGone:
-                return
-            if output is not None:
-                apply_output(request, output)
+        for output in self._engine.collect(engine_id):
+            apply_output(request, output)
 
     def generate(self, prompts, sampling_params=None, use_tqdm=False, **kwargs
                  ) -> List[RequestOutput]:
