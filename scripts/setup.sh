@@ -21,7 +21,9 @@ declare -A tool_packages=([cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-confi
                           [ccache]=ccache)
 if $all; then
   packages+=(libgtest-dev googletest libbenchmark-dev
-             libclang-rt-14-dev)  # libFuzzer runtime
+             libclang-rt-14-dev  # libFuzzer runtime
+             python3-dev pybind11-dev python3-pytest  # the Python package and its tests,
+             python3-venv python3-setuptools python3-wheel)  # with its offline pip install
   tool_packages+=([git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format)
 fi
 

@@ -1,6 +1,9 @@
 #include "app/engine_flags.h"
 
+#include <dlfcn.h>
+
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "backends/backend_factory.h"
@@ -9,17 +12,31 @@
 
 namespace hadron::app {
 
+namespace {
+
+// models/default in `start` or a folder above it, if any.
+std::optional<std::filesystem::path> find_default_model(std::filesystem::path start) {
+  for (auto dir = start; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (std::filesystem::exists(dir / "models/default/config.json")) return dir / "models/default";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string default_model_dir() {
-  // Next to the executable's build tree first (build/hadron -> models/default), then the cwd.
+  // Next to the executable's build tree first (build/hadron -> models/default), then next to
+  // the file holding this code (build/libhadron.so, when a program embeds the library), then
+  // the cwd.
   std::error_code error;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
-         dir = dir.parent_path()) {
-      if (std::filesystem::exists(dir / "models/default/config.json"))
-        return (dir / "models/default").string();
-    }
-  }
+  if (!error)
+    if (auto found = find_default_model(exe.parent_path())) return found->string();
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&default_model_dir), &info) != 0 && info.dli_fname != nullptr)
+    if (auto found =
+            find_default_model(std::filesystem::absolute(info.dli_fname, error).parent_path()))
+      return found->string();
   return "models/default";
 }
 

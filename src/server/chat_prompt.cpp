@@ -113,7 +113,7 @@ ChatInputs openai_chat_inputs(const Fields& fields, const ServedModel& served,
   return inputs;
 }
 
-ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
+std::string render_chat_text(const ServedModel& served, ChatInputs inputs) {
   const chat::ChatTemplate* chat_template =
       inputs.chat_template ? &*inputs.chat_template
                            : (served.chat_template ? &*served.chat_template : nullptr);
@@ -121,7 +121,6 @@ ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
     bad_request("messages",
                 "this model has no chat template; use /v1/completions or start the "
                 "server with --chat-template");
-  if (served.tokenizer == nullptr) bad_request("messages", "this model has no tokenizer");
   Json context = Json::object();
   if (inputs.kwargs.is_object())
     for (const auto& [key, value] : inputs.kwargs.items()) context[key] = value;
@@ -130,12 +129,16 @@ ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
   context["add_generation_prompt"] = inputs.add_generation_prompt;
   context["bos_token"] = served.bos_token;
   context["eos_token"] = served.eos_token;
-  std::string text;
   try {
-    text = chat_template->render(context);
+    return chat_template->render(context);
   } catch (const InputError& e) {
     bad_request("messages", "the chat template failed on this conversation: {}", e.what());
   }
+}
+
+ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
+  const std::string text = render_chat_text(served, std::move(inputs));
+  if (served.tokenizer == nullptr) bad_request("messages", "this model has no tokenizer");
   ChatPrompt prompt;
   prompt.ids = served.tokenizer->encode(text, /*add_special_tokens=*/false);
   const size_t open = text.rfind("<think>");

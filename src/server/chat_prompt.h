@@ -37,5 +37,7 @@ ChatInputs openai_chat_inputs(const Fields& fields, const ServedModel& served,
 // Renders the request's template, or the model's, with the inputs, then tokenizes. 400 when the
 // template fails on this conversation.
 ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs);
+// The rendered text alone (the library's apply_chat_template).
+std::string render_chat_text(const ServedModel& served, ChatInputs inputs);
 
 }  // namespace hadron::server
