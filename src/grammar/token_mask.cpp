@@ -1,0 +1,75 @@
+#include "grammar/token_mask.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace hadron::grammar {
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes,
+                                 std::vector<int32_t> eos_token_ids)
+    : token_bytes_(std::move(token_bytes)), eos_token_ids_(std::move(eos_token_ids)) {
+  std::vector<int32_t> order(token_bytes_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::erase_if(order, [&](int32_t t) { return token_bytes_[t].empty() || is_eos(t); });
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return token_bytes_[a] < token_bytes_[b] || (token_bytes_[a] == token_bytes_[b] && a < b);
+  });
+  nodes_.push_back({});
+  std::vector<uint32_t> path = {0};  // path[d]: the node at depth d on the current branch
+  for (int32_t token : order) {
+    const std::string& bytes = token_bytes_[token];
+    size_t common = 0;  // bytes shared with the current branch
+    while (common + 1 < path.size() && common < bytes.size() &&
+           nodes_[path[common + 1]].byte == static_cast<uint8_t>(bytes[common]))
+      ++common;
+    while (path.size() > common + 1) {
+      nodes_[path.back()].subtree_end = static_cast<uint32_t>(nodes_.size());
+      path.pop_back();
+    }
+    for (size_t d = common; d < bytes.size(); ++d) {
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      const auto n_tokens = static_cast<uint32_t>(node_tokens_.size());
+      nodes_.push_back({static_cast<uint8_t>(bytes[d]), static_cast<uint32_t>(d + 1), 0,
+                        n_tokens, n_tokens});
+    }
+    node_tokens_.push_back(token);
+    nodes_[path.back()].tokens_end = static_cast<uint32_t>(node_tokens_.size());
+  }
+  while (!path.empty()) {
+    nodes_[path.back()].subtree_end = static_cast<uint32_t>(nodes_.size());
+    path.pop_back();
+  }
+}
+
+bool TokenVocabulary::is_eos(int32_t token) const {
+  return std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) != eos_token_ids_.end();
+}
+
+void TokenVocabulary::fill_mask(Matcher& matcher, std::span<uint32_t> mask) const {
+  std::fill(mask.begin(), mask.end(), 0u);
+  const size_t base = matcher.n_bytes();
+  for (uint32_t i = 1; i < nodes_.size();) {
+    const Node& node = nodes_[i];
+    matcher.rollback(matcher.n_bytes() - (base + node.depth - 1));
+    if (!matcher.advance(node.byte)) {
+      i = node.subtree_end;
+      continue;
+    }
+    for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
+      mask[node_tokens_[j] >> 5] |= 1u << (node_tokens_[j] & 31);
+    ++i;
+  }
+  matcher.rollback(matcher.n_bytes() - base);
+  if (matcher.can_end())
+    for (int32_t t : eos_token_ids_)
+      if (t >= 0 && t < size()) mask[t >> 5] |= 1u << (t & 31);
+}
+
+bool TokenVocabulary::accept(Matcher& matcher, int32_t token) const {
+  if (token < 0 || token >= size()) return false;
+  if (is_eos(token)) return matcher.can_end();
+  const std::string& bytes = token_bytes_[token];
+  return !bytes.empty() && matcher.advance(bytes);
+}
+
+}  // namespace hadron::grammar
