@@ -1,15 +1,46 @@
 #include "grammar/matcher.h"
 
+#include <algorithm>
+
 namespace hadron::grammar {
 
 Matcher::Matcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
+  init_dedup();
+  set_starts_ = {0};
+  escaped_ = {0};
+  add(grammar_->rules()[grammar_->root()].start, 0);
+  close_newest_set();
+}
+
+void Matcher::init_dedup() {
   const size_t n_states = grammar_->states().size();
   head_serial_.assign(n_states, 0);
   head_.assign(n_states, -1);
   ++serial_;
-  set_starts_ = {0};
-  add(grammar_->rules()[grammar_->root()].start, 0);
-  close_newest_set();
+}
+
+Matcher Matcher::view_of_newest_set(const Matcher& from) {
+  Matcher view;
+  view.grammar_ = from.grammar_;
+  view.init_dedup();
+  view.set_starts_ = {0};
+  view.escaped_ = {0};
+  const auto newest = static_cast<int32_t>(from.set_starts_.size()) - 1;
+  for (size_t i = from.set_starts_.back(); i < from.items_.size(); ++i) {
+    const Item item = from.items_[i];
+    view.add(item.state, item.origin == newest ? 0 : kContext);
+  }
+  return view;
+}
+
+std::vector<uint64_t> Matcher::signature() const {
+  std::vector<uint64_t> out;
+  const auto newest = static_cast<int32_t>(set_starts_.size()) - 1;
+  for (size_t i = set_starts_.back(); i < items_.size(); ++i)
+    out.push_back(static_cast<uint64_t>(items_[i].state) << 1 | (items_[i].origin != newest));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 void Matcher::add(int32_t state, int32_t origin) {
@@ -42,6 +73,10 @@ void Matcher::close_newest_set() {
       if (sub.nullable) add(edge.target, item.origin);
     }
     if (!state.accepting || item.origin == k) continue;  // empty completions: nullable above
+    if (item.origin == kContext) {
+      escaped_.back() = 1;
+      continue;
+    }
     const uint32_t end = set_starts_[item.origin + 1];
     for (uint32_t j = set_starts_[item.origin]; j < end; ++j) {
       const Item parent = items_[j];
@@ -59,6 +94,7 @@ bool Matcher::advance(uint8_t byte) {
   const std::vector<State>& states = grammar_->states();
   const std::vector<Edge>& edges = grammar_->edges();
   set_starts_.push_back(end);
+  escaped_.push_back(escaped_.back());
   for (uint32_t i = begin; i < end; ++i) {
     const Item item = items_[i];
     const State& state = states[item.state];
@@ -70,6 +106,7 @@ bool Matcher::advance(uint8_t byte) {
   }
   if (items_.size() == end) {
     set_starts_.pop_back();
+    escaped_.pop_back();
     return false;
   }
   close_newest_set();
@@ -91,6 +128,7 @@ void Matcher::rollback(size_t n) {
   const size_t n_sets = set_starts_.size() - n;
   items_.resize(set_starts_[n_sets]);
   set_starts_.resize(n_sets);
+  escaped_.resize(n_sets);
 }
 
 bool Matcher::can_end() const {

@@ -38,7 +38,9 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
   vocab_bytes.push_back("ab");  // a duplicate of another token's bytes
   const auto eos = static_cast<int32_t>(vocab_bytes.size());
   vocab_bytes.push_back("");
-  const TokenVocabulary vocab(vocab_bytes, {eos});
+  const auto shared_vocab = std::make_shared<const TokenVocabulary>(vocab_bytes,
+                                                                    std::vector<int32_t>{eos});
+  const TokenVocabulary& vocab = *shared_vocab;
   std::mt19937 rng(7);
   for (const char* pattern : {"(a|bc){0,3}\"?", "a?b?c?(\"a\"|\"bb\")", "[ab]{2,5}|c{1,2}\"",
                               "(abc|ab|a)(c|\"){1,2}", "\"[^\"]{0,4}\""}) {
@@ -51,12 +53,13 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
       }
     ASSERT_FALSE(language.empty()) << pattern;
     auto g = share(compile_regex(pattern));
+    const TokenMasker masker(g, shared_vocab);
     for (int walk = 0; walk < 20; ++walk) {
       Matcher m(g);
       std::string prefix;
       std::vector<uint32_t> mask(mask_words(vocab.size()));
       for (int step = 0; step < 8; ++step) {
-        vocab.fill_mask(m, mask);
+        masker.fill_mask(m, mask);
         std::vector<int32_t> allowed;
         for (int32_t t = 0; t < vocab.size(); ++t) {
           const bool expected = t == eos ? language.contains(prefix)
@@ -79,15 +82,18 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
 // On a real vocabulary the trie walk agrees with trying every token on its own.
 TEST(TokenMask, TrieWalkEqualsPerTokenCheck) {
   const Tokenizer tokenizer = Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
-  const TokenVocabulary vocab = make_token_vocabulary(tokenizer, {0});
+  const auto shared_vocab =
+      std::make_shared<const TokenVocabulary>(make_token_vocabulary(tokenizer, {0}));
+  const TokenVocabulary& vocab = *shared_vocab;
   auto g = share(compile_json_schema(R"({"type": "object", "properties": {"name": {"type":
       "string", "maxLength": 12}, "n": {"type": "integer", "minimum": 0, "maximum": 500}},
       "required": ["name", "n"]})"));
+  const TokenMasker masker(g, shared_vocab);
   Matcher m(g);
   std::vector<uint32_t> mask(mask_words(vocab.size()));
   std::mt19937 rng(3);
   for (int step = 0; step < 40; ++step) {
-    vocab.fill_mask(m, mask);
+    masker.fill_mask(m, mask);
     std::vector<int32_t> allowed;
     for (int32_t t = 0; t < vocab.size(); ++t) {
       bool ok;
