@@ -242,6 +242,7 @@ Grammar GrammarBuilder::build(int32_t root) const {
   }
   for (size_t r = 0; r < n_rules; ++r) g.rules_[r].nullable = nullable[r];
   g.root_ = root;
+  for (const Edge& e : g.edges_) g.root_referenced_ |= e.rule == root;
   return g;
 }
 

@@ -44,6 +44,8 @@ class Grammar {
   const std::vector<State>& states() const { return states_; }
   const std::vector<Edge>& edges() const { return edges_; }
   int32_t root() const { return root_; }
+  // True when some edge reads the root rule (then its completion is not the end).
+  bool root_referenced() const { return root_referenced_; }
 
  private:
   friend class GrammarBuilder;
@@ -51,6 +53,7 @@ class Grammar {
   std::vector<State> states_;
   std::vector<Edge> edges_;
   int32_t root_ = 0;
+  bool root_referenced_ = false;
 };
 
 class GrammarBuilder {

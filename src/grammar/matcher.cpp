@@ -26,9 +26,15 @@ Matcher Matcher::view_of_newest_set(const Matcher& from) {
   view.set_starts_ = {0};
   view.escaped_ = {0};
   const auto newest = static_cast<int32_t>(from.set_starts_.size()) - 1;
+  const Grammar& g = *from.grammar_;
   for (size_t i = from.set_starts_.back(); i < from.items_.size(); ++i) {
     const Item item = from.items_[i];
-    view.add(item.state, item.origin == newest ? 0 : kContext);
+    int32_t origin = item.origin == newest ? 0 : kContext;
+    // A root item from the start completes into nothing unless the root is referenced.
+    if (origin == kContext && item.origin == 0 && g.states()[item.state].rule == g.root() &&
+        !g.root_referenced())
+      origin = kNowhere;
+    view.add(item.state, origin);
   }
   return view;
 }
@@ -37,7 +43,8 @@ std::vector<uint64_t> Matcher::signature() const {
   std::vector<uint64_t> out;
   const auto newest = static_cast<int32_t>(set_starts_.size()) - 1;
   for (size_t i = set_starts_.back(); i < items_.size(); ++i)
-    out.push_back(static_cast<uint64_t>(items_[i].state) << 1 | (items_[i].origin != newest));
+    out.push_back(static_cast<uint64_t>(items_[i].state) << 2 |
+                  (items_[i].origin == newest ? 0 : items_[i].origin == 0 ? 1 : 2));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -73,8 +80,8 @@ void Matcher::close_newest_set() {
       if (sub.nullable) add(edge.target, item.origin);
     }
     if (!state.accepting || item.origin == k) continue;  // empty completions: nullable above
-    if (item.origin == kContext) {
-      escaped_.back() = 1;
+    if (item.origin < 0) {
+      escaped_.back() |= item.origin == kContext;
       continue;
     }
     const uint32_t end = set_starts_[item.origin + 1];

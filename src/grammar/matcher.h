@@ -32,6 +32,8 @@ class Matcher {
   // Undoes the last `n` bytes read.
   void rollback(size_t n);
   size_t n_bytes() const { return set_starts_.size() - 1; }
+  // Earley items held for all sets: the matcher's work and memory.
+  size_t n_items() const { return items_.size(); }
   // True when the bytes read so far are a whole string of the grammar.
   bool can_end() const;
   // True when some byte may follow.
@@ -43,6 +45,7 @@ class Matcher {
     int32_t origin;  // the set where the item's rule started
   };
   static constexpr int32_t kContext = -1;  // the opaque origin of a view
+  static constexpr int32_t kNowhere = -2;  // a view's root item: completing it does nothing
   Matcher() = default;
   void init_dedup();
   void add(int32_t state, int32_t origin);
