@@ -43,7 +43,8 @@ Grammar compile(GrammarKind kind, const std::string& source, const GrammarLimits
   grammar_error("", "unknown grammar kind");
 }
 
-std::shared_ptr<const Grammar> GrammarCache::get(GrammarKind kind, const std::string& source) {
+std::shared_ptr<const TokenMasker> GrammarCache::get(GrammarKind kind,
+                                                     const std::string& source) {
   Key key{kind, source};
   {
     std::lock_guard lock(mutex_);
@@ -54,7 +55,8 @@ std::shared_ptr<const Grammar> GrammarCache::get(GrammarKind kind, const std::st
     }
   }
   // Compiled outside the lock: one slow grammar does not hold up the others.
-  auto grammar = std::make_shared<const Grammar>(compile(kind, source, limits_));
+  auto grammar = std::make_shared<const TokenMasker>(
+      std::make_shared<const Grammar>(compile(kind, source, limits_)), vocabulary_);
   std::lock_guard lock(mutex_);
   ++n_compiled_;
   if (entries_.contains(key)) return entries_.at(key).first;

@@ -1,4 +1,5 @@
-// Compiled grammars by content: the same schema, regex or grammar text compiles once.
+// Compiled grammars by content, each with its masker over the server's vocabulary: the same
+// schema, regex or grammar text compiles once, and its mask positions are shared.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "grammar/grammar.h"
+#include "grammar/token_mask.h"
 
 namespace hadron::grammar {
 
@@ -26,19 +28,22 @@ Grammar compile(GrammarKind kind, const std::string& source, const GrammarLimits
 
 class GrammarCache {
  public:
-  explicit GrammarCache(size_t capacity = 256, GrammarLimits limits = {})
-      : capacity_(capacity), limits_(limits) {}
+  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 64,
+                        GrammarLimits limits = {})
+      : vocabulary_(std::move(vocabulary)), capacity_(capacity), limits_(limits) {}
 
-  std::shared_ptr<const Grammar> get(GrammarKind kind, const std::string& source);
+  // Throws GrammarError for bad or unsupported input.
+  std::shared_ptr<const TokenMasker> get(GrammarKind kind, const std::string& source);
   size_t n_compiled() const { return n_compiled_; }
 
  private:
   using Key = std::pair<GrammarKind, std::string>;
+  std::shared_ptr<const TokenVocabulary> vocabulary_;
   size_t capacity_;
   GrammarLimits limits_;
   std::mutex mutex_;
   std::list<Key> recent_;  // most recent first
-  std::map<Key, std::pair<std::shared_ptr<const Grammar>, std::list<Key>::iterator>> entries_;
+  std::map<Key, std::pair<std::shared_ptr<const TokenMasker>, std::list<Key>::iterator>> entries_;
   size_t n_compiled_ = 0;
 };
 
