@@ -61,7 +61,7 @@ class SchemaCompiler {
   // Bounded so a model cannot spend its whole budget on whitespace. Inline, not a rule of
   // its own: a rule completing under a mask position makes tokens context-dependent.
   static ExprPtr ws() {
-    return repeat(byte_ranges({{'\t', '\n'}, {'\r', '\r'}, {' ', ' '}}), 0, 20);
+    return repeat(byte_ranges({{'\t', '\n'}, {'\r', '\r'}, {' ', ' '}}), 0, 8);
   }
   ExprPtr comma() { return seq({ws(), literal(","), ws()}); }
   ExprPtr colon() { return seq({ws(), literal(":"), ws()}); }
