@@ -39,8 +39,8 @@ void check_tool_choice(const Fields& f, bool& tools_offered) {
     return;
   }
   bad_request("tool_choice",
-              "tool_choice 'required' or a named function needs constrained "
-              "decoding, which hadron does not have yet; use 'auto' or 'none'");
+              "tool_choice 'required' or a named function is not supported yet (structured "
+              "output is: response_format); use 'auto' or 'none'");
 }
 
 ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
