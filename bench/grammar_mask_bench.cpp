@@ -44,9 +44,8 @@ void run_pass(const Case& c, const hadron::Tokenizer& tokenizer,
   for (int32_t token : tokenizer.encode(c.output, false)) {
     const auto start = std::chrono::steady_clock::now();
     masker.fill_mask(matcher, mask);
-    us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-            .count());
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
     if (!hadron::grammar::mask_allows(mask, token) || !vocab.accept(matcher, token)) {
       std::printf("%s: the output's token %d is refused\n", c.name, token);
       return;
@@ -54,8 +53,8 @@ void run_pass(const Case& c, const hadron::Tokenizer& tokenizer,
   }
   std::sort(us.begin(), us.end());
   std::printf("%-12s %-5s %4zu tokens  median %9.1f us  p99 %9.1f us  max %9.1f us\n", c.name,
-              pass == 0 ? "cold" : "warm", us.size(), us[us.size() / 2],
-              us[us.size() * 99 / 100], us.back());
+              pass == 0 ? "cold" : "warm", us.size(), us[us.size() / 2], us[us.size() * 99 / 100],
+              us.back());
 }
 
 }  // namespace

@@ -165,8 +165,8 @@ void run_serve(ServeArgs& args) {
   Engine engine(*model, detokenizer.get(), defaults.eos_token_ids);
   AsyncEngine async_engine(engine, {args.max_queued_requests});
   if (tokenizer)
-    context.grammars = std::make_shared<grammar::GrammarCache>(
-        std::make_shared<const grammar::TokenVocabulary>(
+    context.grammars =
+        std::make_shared<grammar::GrammarCache>(std::make_shared<const grammar::TokenVocabulary>(
             grammar::make_token_vocabulary(*tokenizer, engine.eos_token_ids())));
   context.engine = &async_engine;
   signal_watch.loaded();

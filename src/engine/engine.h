@@ -95,7 +95,7 @@ class Engine {
     std::unique_ptr<TextStream> text;
     std::unique_ptr<StopChecker> stop;
     bool prompt_logprobs_pending = false;
-    std::vector<Logprobs> prompt_logprobs;  // gathered over prefill chunks
+    std::vector<Logprobs> prompt_logprobs;      // gathered over prefill chunks
     std::unique_ptr<grammar::Matcher> grammar;  // with params.constraint: the output so far
     bool grammar_failed = false;                // a token the grammar refused was sampled
   };

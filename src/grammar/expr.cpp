@@ -47,8 +47,7 @@ void utf8_sequences(char32_t lo, char32_t hi, std::vector<ExprPtr>& out) {
   utf8_append(b, hi);
   std::vector<ExprPtr> bytes;
   for (size_t i = 0; i < a.size(); ++i)
-    bytes.push_back(
-        byte_ranges({{static_cast<uint8_t>(a[i]), static_cast<uint8_t>(b[i])}}));
+    bytes.push_back(byte_ranges({{static_cast<uint8_t>(a[i]), static_cast<uint8_t>(b[i])}}));
   out.push_back(seq(std::move(bytes)));
 }
 

@@ -5,18 +5,20 @@
 #include "core/utf8.h"
 #include "grammar/char_class.h"
 #include "grammar/grammar_error.h"
+#include "grammar/text_parser.h"
 
 namespace hadron::grammar {
 namespace {
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
 }
 
-class GbnfParser {
+class GbnfParser : public TextParser {
  public:
-  GbnfParser(std::string_view text, GrammarBuilder& builder) : text_(text), builder_(builder) {}
+  GbnfParser(std::string_view text, GrammarBuilder& builder)
+      : TextParser(text, "grammar", "", builder.limits().max_depth), builder_(builder) {}
 
   Grammar parse() {
     skip_space();
@@ -33,16 +35,12 @@ class GbnfParser {
     const auto root = rules_.find("root");
     if (root == rules_.end()) grammar_error("grammar", "the grammar has no 'root' rule");
     for (const auto& [name, id] : rules_)
-      if (!builder_.defined(id)) grammar_error("grammar", "rule '{}' is used but not defined", name);
+      if (!builder_.defined(id))
+        grammar_error("grammar", "rule '{}' is used but not defined", name);
     return builder_.build(root->second);
   }
 
  private:
-  [[noreturn]] void fail(std::string_view what) const {
-    grammar_error("grammar", "{} at offset {}", what, pos_);
-  }
-  bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
-
   void skip_space() {
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
@@ -74,23 +72,13 @@ class GbnfParser {
     size_t p = pos_;
     while (p < text_.size() && is_name_char(text_[p])) ++p;
     if (p == pos_) return false;
-    while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t' || text_[p] == '\n' ||
-                                text_[p] == '\r'))
+    while (p < text_.size() &&
+           (text_[p] == ' ' || text_[p] == '\t' || text_[p] == '\n' || text_[p] == '\r'))
       ++p;
     return text_.substr(p, 3) == "::=";
   }
 
-  ExprPtr alternation(int depth) {
-    if (depth > builder_.limits().max_depth) fail("groups nested too deep");
-    std::vector<ExprPtr> branches = {sequence(depth)};
-    while (peek('|')) {
-      ++pos_;
-      branches.push_back(sequence(depth));
-    }
-    return alt(std::move(branches));
-  }
-
-  ExprPtr sequence(int depth) {
+  ExprPtr sequence(int depth) override {
     std::vector<ExprPtr> items;
     for (;;) {
       skip_space();
@@ -166,14 +154,27 @@ class GbnfParser {
     if (pos_ >= text_.size()) fail("a trailing backslash");
     const char c = text_[pos_++];
     switch (c) {
-      case 'n': return U'\n';
-      case 'r': return U'\r';
-      case 't': return U'\t';
-      case 'x': return hex(2);
-      case 'u': return hex(4);
-      case 'U': return hex(8);
-      case '\\': case '"': case '[': case ']': case '-': case '^': return static_cast<char32_t>(c);
-      default: fail(fmt::format("an unknown escape '\\{}'", c));
+      case 'n':
+        return U'\n';
+      case 'r':
+        return U'\r';
+      case 't':
+        return U'\t';
+      case 'x':
+        return hex(2);
+      case 'u':
+        return hex(4);
+      case 'U':
+        return hex(8);
+      case '\\':
+      case '"':
+      case '[':
+      case ']':
+      case '-':
+      case '^':
+        return static_cast<char32_t>(c);
+      default:
+        fail(fmt::format("an unknown escape '\\{}'", c));
     }
   }
 
@@ -220,10 +221,8 @@ class GbnfParser {
     return code_points(std::move(ranges), negate);
   }
 
-  std::string_view text_;
   GrammarBuilder& builder_;
   std::map<std::string, int32_t> rules_;
-  size_t pos_ = 0;
 };
 
 }  // namespace

@@ -10,8 +10,7 @@ namespace hadron::grammar {
 namespace {
 
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // One rule's automaton with epsilon moves, as Thompson's construction builds it.
@@ -80,8 +79,8 @@ class RuleCompiler {
   int32_t walk_repeat(const Expr& e, int32_t from, int depth) {
     const int32_t max_repeat = builder_.limits().max_repeat;
     if (e.min < 0 || e.min > max_repeat || e.max > max_repeat || (e.max >= 0 && e.max < e.min))
-      grammar_error("", "repetition bounds {{{},{}}} are outside [0, {}] or reversed", e.min,
-                    e.max, max_repeat);
+      grammar_error("", "repetition bounds {{{},{}}} are outside [0, {}] or reversed", e.min, e.max,
+                    max_repeat);
     int32_t at = from;
     for (int32_t i = 0; i < e.min; ++i) at = walk(*e.items[0], at, depth + 1);
     if (e.max < 0) {  // a loop through one state

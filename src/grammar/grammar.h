@@ -33,8 +33,8 @@ struct Rule {
 struct GrammarLimits {
   int32_t max_rules = 20000;
   int64_t max_states = 500000;
-  int32_t max_depth = 200;      // nesting of expressions (and of JSON schemas)
-  int32_t max_repeat = 10000;   // the largest bound in {m,n}
+  int32_t max_depth = 200;     // nesting of expressions (and of JSON schemas)
+  int32_t max_repeat = 10000;  // the largest bound in {m,n}
   double max_compile_seconds = 5.0;
 };
 

@@ -43,8 +43,7 @@ Grammar compile(GrammarKind kind, const std::string& source, const GrammarLimits
   grammar_error("", "unknown grammar kind");
 }
 
-std::shared_ptr<const TokenMasker> GrammarCache::get(GrammarKind kind,
-                                                     const std::string& source) {
+std::shared_ptr<const TokenMasker> GrammarCache::get(GrammarKind kind, const std::string& source) {
   Key key{kind, source};
   {
     std::lock_guard lock(mutex_);

@@ -18,9 +18,9 @@ ExprPtr same_length(const std::string& a, const std::string& b) {
   std::vector<ExprPtr> options = {
       seq({digits(a[0], a[0]), same_length(a.substr(1), std::string(n, '9'))})};
   if (a[0] + 1 <= b[0] - 1)
-    options.push_back(seq({digits(static_cast<char>(a[0] + 1), static_cast<char>(b[0] - 1)),
-                           repeat(digits('0', '9'), static_cast<int32_t>(n),
-                                  static_cast<int32_t>(n))}));
+    options.push_back(
+        seq({digits(static_cast<char>(a[0] + 1), static_cast<char>(b[0] - 1)),
+             repeat(digits('0', '9'), static_cast<int32_t>(n), static_cast<int32_t>(n))}));
   options.push_back(seq({digits(b[0], b[0]), same_length(std::string(n, '0'), b.substr(1))}));
   return alt(std::move(options));
 }
@@ -36,8 +36,8 @@ ExprPtr non_negative(int64_t a, int64_t b) {
     options.push_back(same_length(lo, hi));
   }
   if (b < 0)  // longer numbers than a: any
-    options.push_back(seq({digits('1', '9'), repeat(digits('0', '9'),
-                                                    static_cast<int32_t>(sa.size()), -1)}));
+    options.push_back(
+        seq({digits('1', '9'), repeat(digits('0', '9'), static_cast<int32_t>(sa.size()), -1)}));
   return alt(std::move(options));
 }
 
@@ -50,7 +50,8 @@ ExprPtr integer_range(std::optional<int64_t> lo, std::optional<int64_t> hi) {
     const int64_t x_max = lo ? -*lo : -1;
     options.push_back(seq({literal("-"), non_negative(x_min, x_max)}));
   }
-  if (!hi || *hi >= 0) options.push_back(non_negative(lo ? std::max<int64_t>(*lo, 0) : 0, hi ? *hi : -1));
+  if (!hi || *hi >= 0)
+    options.push_back(non_negative(lo ? std::max<int64_t>(*lo, 0) : 0, hi ? *hi : -1));
   return alt(std::move(options));
 }
 

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <functional>
-#include <optional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "grammar/grammar_error.h"
@@ -16,14 +16,31 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::set<std::string> kAnnotations = {
-    "$schema", "$id",      "$comment", "title",     "description", "default",
-    "examples", "deprecated", "readOnly", "writeOnly", "$defs",       "definitions"};
-const std::set<std::string> kHandled = {
-    "type",      "properties", "required",  "additionalProperties", "items",   "prefixItems",
-    "minItems",  "maxItems",   "enum",      "const",                "$ref",    "anyOf",
-    "oneOf",     "allOf",      "minLength", "maxLength",            "pattern", "format",
-    "minimum",   "maximum",    "exclusiveMinimum", "exclusiveMaximum"};
+const std::set<std::string> kAnnotations = {"$schema",     "$id",       "$comment", "title",
+                                            "description", "default",   "examples", "deprecated",
+                                            "readOnly",    "writeOnly", "$defs",    "definitions"};
+const std::set<std::string> kHandled = {"type",
+                                        "properties",
+                                        "required",
+                                        "additionalProperties",
+                                        "items",
+                                        "prefixItems",
+                                        "minItems",
+                                        "maxItems",
+                                        "enum",
+                                        "const",
+                                        "$ref",
+                                        "anyOf",
+                                        "oneOf",
+                                        "allOf",
+                                        "minLength",
+                                        "maxLength",
+                                        "pattern",
+                                        "format",
+                                        "minimum",
+                                        "maximum",
+                                        "exclusiveMinimum",
+                                        "exclusiveMaximum"};
 
 // Regexes of the supported string formats (RFC 3339 dates and times, RFC 4122 UUIDs, a
 // practical subset of email addresses, dotted-quad IPv4).
@@ -68,25 +85,25 @@ class SchemaCompiler {
 
   ExprPtr string_char() {
     return common("char", [] {
-      return alt({code_points({{0, 0x1F}, {U'"', U'"'}, {U'\\', U'\\'}}, true),
-                  seq({literal("\\"), alt({byte_ranges({{'"', '"'},
-                                                         {'\\', '\\'},
-                                                         {'/', '/'},
-                                                         {'b', 'b'},
-                                                         {'f', 'f'},
-                                                         {'n', 'n'},
-                                                         {'r', 'r'},
-                                                         {'t', 't'}}),
-                                             seq({literal("u"),
-                                                  repeat(byte_ranges({{'0', '9'},
-                                                                      {'A', 'F'},
-                                                                      {'a', 'f'}}),
-                                                         4, 4)})})})});
+      return alt(
+          {code_points({{0, 0x1F}, {U'"', U'"'}, {U'\\', U'\\'}}, true),
+           seq({literal("\\"),
+                alt({byte_ranges({{'"', '"'},
+                                  {'\\', '\\'},
+                                  {'/', '/'},
+                                  {'b', 'b'},
+                                  {'f', 'f'},
+                                  {'n', 'n'},
+                                  {'r', 'r'},
+                                  {'t', 't'}}),
+                     seq({literal("u"),
+                          repeat(byte_ranges({{'0', '9'}, {'A', 'F'}, {'a', 'f'}}), 4, 4)})})})});
     });
   }
   ExprPtr any_string() {
-    return common("string",
-                  [&] { return seq({literal("\""), repeat(string_char(), 0, -1), literal("\"")}); });
+    return common("string", [&] {
+      return seq({literal("\""), repeat(string_char(), 0, -1), literal("\"")});
+    });
   }
   ExprPtr any_number() {
     return common("number", [&] {
@@ -147,7 +164,8 @@ class SchemaCompiler {
     try {
       resolved = &root_.at(Json::json_pointer(pointer));
     } catch (const Json::exception&) {
-      grammar_error(loc + "/$ref", "'{}' does not resolve in this schema", target.get<std::string>());
+      grammar_error(loc + "/$ref", "'{}' does not resolve in this schema",
+                    target.get<std::string>());
     }
     const int32_t id = builder_.declare("#" + pointer);
     refs_.emplace(pointer, id);
@@ -168,7 +186,8 @@ class SchemaCompiler {
     refuse_siblings(s, loc, keyword);
     const Json& list = s[keyword];
     const std::string at = loc + "/" + keyword;
-    if (!list.is_array() || list.empty()) grammar_error(at, "'{}' must be a non-empty array", keyword);
+    if (!list.is_array() || list.empty())
+      grammar_error(at, "'{}' must be a non-empty array", keyword);
     if (keyword == "allOf" && list.size() != 1)
       grammar_error(at, "'allOf' of more than one schema is not supported");
     std::vector<ExprPtr> options;
@@ -180,10 +199,12 @@ class SchemaCompiler {
   ExprPtr typed(const Json& s, const std::string& loc, int depth) {
     std::vector<std::string> types;
     if (const auto it = s.find("type"); it != s.end()) {
-      if (it->is_string()) types.push_back(it->get<std::string>());
+      if (it->is_string())
+        types.push_back(it->get<std::string>());
       else if (it->is_array())
         for (const Json& t : *it) types.push_back(t.is_string() ? t.get<std::string>() : "");
-      else grammar_error(loc + "/type", "'type' must be a string or an array of strings");
+      else
+        grammar_error(loc + "/type", "'type' must be a string or an array of strings");
     } else {
       for (const char* key : {"properties", "required", "additionalProperties"})
         if (s.contains(key)) types = {"object"};
@@ -284,8 +305,10 @@ class SchemaCompiler {
       const double d = v.get<double>();
       int64_t b = static_cast<int64_t>(lower ? std::ceil(d) : std::floor(d));
       if (exclusive && static_cast<double>(b) == d) b += lower ? 1 : -1;
-      if (lower) lo = lo ? std::max(*lo, b) : b;
-      else hi = hi ? std::min(*hi, b) : b;
+      if (lower)
+        lo = lo ? std::max(*lo, b) : b;
+      else
+        hi = hi ? std::min(*hi, b) : b;
     };
     read("minimum", true, false);
     read("exclusiveMinimum", true, true);
@@ -358,20 +381,24 @@ class SchemaCompiler {
     }
     for (const auto& [name, sub] : props.items()) {
       ExprPtr value = schema_rule(sub, loc + "/properties/" + name, depth + 1);
-      list.push_back({seq({literal(Json(name).dump()), colon(), value}), required_names.contains(name)});
+      list.push_back(
+          {seq({literal(Json(name).dump()), colon(), value}), required_names.contains(name)});
     }
     const bool extra_allowed = !(extra.is_boolean() && !extra.get<bool>());
     for (const std::string& name : required_names) {
       if (props.contains(name)) continue;
       if (!extra_allowed)
-        grammar_error(loc + "/required", "required property '{}' is not allowed by "
-                      "'additionalProperties' (unsatisfiable)", name);
+        grammar_error(loc + "/required",
+                      "required property '{}' is not allowed by "
+                      "'additionalProperties' (unsatisfiable)",
+                      name);
       ExprPtr value = schema_rule(extra, loc + "/additionalProperties", depth + 1);
       list.push_back({seq({literal(Json(name).dump()), colon(), value}), true});
     }
     ExprPtr extra_kv;
     if (extra_allowed)
-      extra_kv = seq({any_string(), colon(), schema_rule(extra, loc + "/additionalProperties", depth + 1)});
+      extra_kv = seq(
+          {any_string(), colon(), schema_rule(extra, loc + "/additionalProperties", depth + 1)});
     // after[i]: properties i.. once something was written; first[i]: when nothing was.
     ExprPtr after = extra_kv ? repeat(seq({comma(), extra_kv}), 0, -1) : empty();
     ExprPtr first = extra_kv ? repeat(seq({extra_kv, after}), 0, 1) : empty();

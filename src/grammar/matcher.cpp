@@ -43,8 +43,9 @@ std::vector<uint64_t> Matcher::signature() const {
   std::vector<uint64_t> out;
   const auto newest = static_cast<int32_t>(set_starts_.size()) - 1;
   for (size_t i = set_starts_.back(); i < items_.size(); ++i)
-    out.push_back(static_cast<uint64_t>(items_[i].state) << 2 |
-                  (items_[i].origin == newest ? 0 : items_[i].origin == 0 ? 1 : 2));
+    out.push_back(static_cast<uint64_t>(items_[i].state) << 2 | (items_[i].origin == newest ? 0
+                                                                 : items_[i].origin == 0    ? 1
+                                                                                            : 2));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

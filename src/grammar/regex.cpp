@@ -3,15 +3,18 @@
 #include "core/utf8.h"
 #include "grammar/char_class.h"
 #include "grammar/grammar_error.h"
+#include "grammar/text_parser.h"
 
 namespace hadron::grammar {
 namespace {
 
-class RegexParser {
+class RegexParser : public TextParser {
  public:
   RegexParser(std::string_view text, const std::string& location, const GrammarLimits& limits,
               RegexOptions options)
-      : text_(text), location_(location), limits_(limits), options_(options) {}
+      : TextParser(text, location, " of the pattern", limits.max_depth),
+        limits_(limits),
+        options_(options) {}
 
   ExprPtr parse() {
     if (peek('^')) ++pos_;
@@ -21,22 +24,7 @@ class RegexParser {
   }
 
  private:
-  [[noreturn]] void fail(std::string_view what) const {
-    grammar_error(location_, "{} at offset {} of the pattern", what, pos_);
-  }
-  bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
-
-  ExprPtr alternation(int depth) {
-    if (depth > limits_.max_depth) fail("groups nested too deep");
-    std::vector<ExprPtr> branches = {sequence(depth)};
-    while (peek('|')) {
-      ++pos_;
-      branches.push_back(sequence(depth));
-    }
-    return alt(std::move(branches));
-  }
-
-  ExprPtr sequence(int depth) {
+  ExprPtr sequence(int depth) override {
     std::vector<ExprPtr> items;
     while (pos_ < text_.size() && !peek('|') && !peek(')')) {
       if (peek('$')) {
@@ -66,8 +54,10 @@ class RegexParser {
       } else {
         break;
       }
-      if (peek('?')) ++pos_;  // lazy: the same strings
-      else if (peek('+')) fail("possessive quantifiers are not supported");
+      if (peek('?'))
+        ++pos_;  // lazy: the same strings
+      else if (peek('+'))
+        fail("possessive quantifiers are not supported");
       e = repeat(std::move(e), min, max);
     }
     return e;
@@ -168,19 +158,38 @@ class RegexParser {
     if (pos_ >= text_.size()) fail("a trailing backslash");
     const char c = text_[pos_++];
     switch (c) {
-      case 'd': case 'D': case 'w': case 'W': case 's': case 'S':
+      case 'd':
+      case 'D':
+      case 'w':
+      case 'W':
+      case 's':
+      case 'S':
         ranges = shorthand_class(static_cast<char>(c | 0x20));
         negate = c >= 'A' && c <= 'Z';
         return true;
-      case 'b': case 'B':
+      case 'b':
+      case 'B':
         fail("word boundaries are not supported");
-      case 'n': ranges = {{U'\n', U'\n'}}; return true;
-      case 'r': ranges = {{U'\r', U'\r'}}; return true;
-      case 't': ranges = {{U'\t', U'\t'}}; return true;
-      case 'f': ranges = {{U'\f', U'\f'}}; return true;
-      case 'v': ranges = {{U'\v', U'\v'}}; return true;
-      case '0': ranges = {{0, 0}}; return true;
-      case 'x': case 'u': {
+      case 'n':
+        ranges = {{U'\n', U'\n'}};
+        return true;
+      case 'r':
+        ranges = {{U'\r', U'\r'}};
+        return true;
+      case 't':
+        ranges = {{U'\t', U'\t'}};
+        return true;
+      case 'f':
+        ranges = {{U'\f', U'\f'}};
+        return true;
+      case 'v':
+        ranges = {{U'\v', U'\v'}};
+        return true;
+      case '0':
+        ranges = {{0, 0}};
+        return true;
+      case 'x':
+      case 'u': {
         const char32_t cp = hex_escape(c);
         ranges = {{cp, cp}};
         return true;
@@ -264,11 +273,8 @@ class RegexParser {
     return code_points(std::move(ranges), false);
   }
 
-  std::string_view text_;
-  const std::string& location_;
   const GrammarLimits& limits_;
   RegexOptions options_;
-  size_t pos_ = 0;
 };
 
 }  // namespace

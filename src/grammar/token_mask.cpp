@@ -29,8 +29,8 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes,
     for (size_t d = common; d < bytes.size(); ++d) {
       path.push_back(static_cast<uint32_t>(nodes_.size()));
       const auto n_tokens = static_cast<uint32_t>(node_tokens_.size());
-      nodes_.push_back({static_cast<uint8_t>(bytes[d]), static_cast<uint32_t>(d + 1), 0,
-                        n_tokens, n_tokens});
+      nodes_.push_back(
+          {static_cast<uint8_t>(bytes[d]), static_cast<uint32_t>(d + 1), 0, n_tokens, n_tokens});
     }
     node_tokens_.push_back(token);
     nodes_[path.back()].tokens_end = static_cast<uint32_t>(node_tokens_.size());

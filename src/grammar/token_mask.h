@@ -32,8 +32,7 @@ class TokenVocabulary {
 
   // On a view: sets bit t of `allowed` for tokens the view decides, and lists (in byte
   // order) the tokens whose bytes complete into the view's context.
-  void walk_view(Matcher& view, std::span<uint32_t> allowed,
-                 std::vector<int32_t>& dependent) const;
+  void walk_view(Matcher& view, std::span<uint32_t> allowed, std::vector<int32_t>& dependent) const;
   // Reads `token`; false (and no change) when the grammar refuses it. EOS is accepted (with no
   // byte read) when the grammar can end.
   bool accept(Matcher& matcher, int32_t token) const;

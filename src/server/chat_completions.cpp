@@ -54,8 +54,8 @@ ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
   if (std::optional<std::string> effort = f.string("reasoning_effort"))
     inputs.kwargs["reasoning_effort"] = *effort;
   r.prompt = render_chat(served, std::move(inputs));
-  r.params = parse_sampling(f, {context.limits, served.defaults, served.vocab_size,
-                                        context.grammars.get()});
+  r.params = parse_sampling(
+      f, {context.limits, served.defaults, served.vocab_size, context.grammars.get()});
   adapt_sampling(served.output_format, r.params);
   r.params.logprobs = top_logprobs(f, context.limits);
   std::optional<int64_t> max_tokens = f.integer("max_completion_tokens");

@@ -20,7 +20,8 @@ struct Source {
 // A schema given as an object, or as JSON text (vLLM accepts both).
 Source schema_source(const Json& value, const std::string& param) {
   if (value.is_string()) return {GrammarKind::kJsonSchema, value.get<std::string>(), param};
-  if (value.is_object() || value.is_boolean()) return {GrammarKind::kJsonSchema, value.dump(), param};
+  if (value.is_object() || value.is_boolean())
+    return {GrammarKind::kJsonSchema, value.dump(), param};
   throw ApiError(422, fmt::format("'{}' must be a JSON Schema object", param), param,
                  "invalid_type");
 }
@@ -47,8 +48,10 @@ std::optional<Source> response_format(const Fields& f) {
   if (*type == "text") return std::nullopt;
   if (*type == "json_object") return Source{GrammarKind::kJsonObject, "", "response_format"};
   if (*type != "json_schema")
-    bad_request("response_format", "response_format type '{}' is not one of text, json_object, "
-                "json_schema", type->get<std::string>());
+    bad_request("response_format",
+                "response_format type '{}' is not one of text, json_object, "
+                "json_schema",
+                type->get<std::string>());
   const Json* spec = format->contains("json_schema") ? &(*format)["json_schema"] : nullptr;
   if (spec == nullptr || !spec->is_object() || !spec->contains("schema"))
     bad_request("response_format.json_schema.schema",
@@ -98,8 +101,7 @@ std::shared_ptr<const grammar::TokenMasker> parse_structured_output(const Fields
     bad_request(sources[1].param, "'{}' and '{}' both constrain the output; give one",
                 sources[0].param, sources[1].param);
   const Source& source = sources[0];
-  if (cache == nullptr)
-    bad_request(source.param, "structured output needs the model's tokenizer");
+  if (cache == nullptr) bad_request(source.param, "structured output needs the model's tokenizer");
   try {
     return cache->get(source.kind, source.text);
   } catch (const grammar::GrammarError& e) {

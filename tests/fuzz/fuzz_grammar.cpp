@@ -44,8 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool end = m.can_end(), more = m.can_continue();
   m.rollback(n_read);
   hadron::grammar::Matcher fresh(grammar);
-  if (m.can_end() != fresh.can_end() || m.can_continue() != fresh.can_continue())
-    __builtin_trap();
+  if (m.can_end() != fresh.can_end() || m.can_continue() != fresh.can_continue()) __builtin_trap();
   (void)end;
   (void)more;
   return 0;

@@ -32,8 +32,9 @@ TEST(Gbnf, ArithmeticGrammar) {
 }
 
 TEST(Gbnf, LeftRecursionAndUnicode) {
-  auto g = share(compile_gbnf("root ::= list\nlist ::= list \",\" item | item\n"
-                              "item ::= [α-ω] | \"\\u00e9\" | [^\\x00-\\x7F,]"));
+  auto g =
+      share(compile_gbnf("root ::= list\nlist ::= list \",\" item | item\n"
+                         "item ::= [α-ω] | \"\\u00e9\" | [^\\x00-\\x7F,]"));
   EXPECT_TRUE(matches(g, "α,é,ω,漢"));
   EXPECT_FALSE(matches(g, "α,,ω"));
   EXPECT_FALSE(matches(g, "a"));

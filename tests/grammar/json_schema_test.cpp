@@ -10,9 +10,7 @@
 namespace hadron::grammar {
 namespace {
 
-std::shared_ptr<const Grammar> schema(const char* text) {
-  return share(compile_json_schema(text));
-}
+std::shared_ptr<const Grammar> schema(const char* text) { return share(compile_json_schema(text)); }
 
 std::string error_of(const char* text) {
   try {
@@ -35,7 +33,9 @@ TEST(JsonSchema, ObjectPropertiesInOrder) {
   EXPECT_FALSE(matches(g, R"({"name": "Ann", "age": 31.5})"));  // integer
   EXPECT_FALSE(matches(g, R"({"name": "Ann", "age": 01})"));
   EXPECT_FALSE(matches(g, R"({"name": "Ann", "age": 1, "x": 1})"));  // no additional
-  EXPECT_FALSE(matches(g, R"({"name": "A)" "\n" R"(", "age": 1})"));  // raw control char
+  EXPECT_FALSE(matches(g, R"({"name": "A)"
+                          "\n"
+                          R"(", "age": 1})"));  // raw control char
 }
 
 TEST(JsonSchema, OptionalPropertiesAndAdditional) {
@@ -45,7 +45,8 @@ TEST(JsonSchema, OptionalPropertiesAndAdditional) {
   EXPECT_TRUE(matches(g, R"({"c": 3})"));
   EXPECT_TRUE(matches(g, R"({"a": true, "c": 3, "zz": 1.5e3})"));
   EXPECT_TRUE(matches(g, R"({"b": null, "q": 2})"));
-  EXPECT_FALSE(matches(g, R"({"c": "x"})"));  // additional keys are not told apart from declared ones
+  EXPECT_FALSE(
+      matches(g, R"({"c": "x"})"));  // additional keys are not told apart from declared ones
   EXPECT_FALSE(matches(g, R"({"a": true,})"));
   EXPECT_FALSE(matches(g, R"({"q": "s"})"));
 }
@@ -98,11 +99,11 @@ TEST(JsonSchema, IntegerBoundsExhaustive) {
     const char* schema;
     int lo, hi;
   };
-  for (const Case& c : {Case{R"({"type": "integer", "minimum": -17, "maximum": 245})", -17, 245},
-                        Case{R"({"type": "integer", "exclusiveMinimum": 3})", 4, 1 << 30},
-                        Case{R"({"type": "integer", "maximum": -5})", -(1 << 30), -5},
-                        Case{R"({"type": "integer", "minimum": 0, "exclusiveMaximum": 100})", 0,
-                             99}}) {
+  for (const Case& c :
+       {Case{R"({"type": "integer", "minimum": -17, "maximum": 245})", -17, 245},
+        Case{R"({"type": "integer", "exclusiveMinimum": 3})", 4, 1 << 30},
+        Case{R"({"type": "integer", "maximum": -5})", -(1 << 30), -5},
+        Case{R"({"type": "integer", "minimum": 0, "exclusiveMaximum": 100})", 0, 99}}) {
     auto g = schema(c.schema);
     for (int i = -400; i <= 1200; ++i)
       EXPECT_EQ(matches(g, std::to_string(i)), i >= c.lo && i <= c.hi) << c.schema << " " << i;
@@ -148,7 +149,8 @@ TEST(JsonSchema, UnsatisfiableSchemasAreRefused) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"enum": []})").find("unsatisfiable"), std::string::npos);
   EXPECT_NE(error_of(R"({"$defs": {"a": {"type": "object", "properties": {"n": {"$ref":
-      "#/$defs/a"}}, "required": ["n"]}}, "$ref": "#/$defs/a"})").find("unsatisfiable"),
+      "#/$defs/a"}}, "required": ["n"]}}, "$ref": "#/$defs/a"})")
+                .find("unsatisfiable"),
             std::string::npos);
 }
 

@@ -59,8 +59,8 @@ TEST(Regex, RollbackRestoresState) {
 }
 
 TEST(Regex, RefusesWhatHasNoAutomaton) {
-  for (const char* pattern : {"(a)\\1", "a(?=b)", "(?!a)b", "\\bword", "a**+", "(ab", "ab)",
-                              "[ab", "a{3,2}", "\\q", "a{20000}"}) {
+  for (const char* pattern : {"(a)\\1", "a(?=b)", "(?!a)b", "\\bword", "a**+", "(ab", "ab)", "[ab",
+                              "a{3,2}", "\\q", "a{20000}"}) {
     EXPECT_THROW(compile_regex(pattern), GrammarError) << pattern;
   }
   try {
@@ -92,9 +92,9 @@ MatchCost match_cost(const std::shared_ptr<const Grammar>& g, const std::string&
     for (char c : text)
       if (!m.advance(static_cast<uint8_t>(c))) break;
     (void)m.can_end();
-    cost.seconds = std::min(
-        cost.seconds,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    cost.seconds =
+        std::min(cost.seconds,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     cost.n_items = m.n_items();
   }
   return cost;
@@ -103,8 +103,8 @@ MatchCost match_cost(const std::shared_ptr<const Grammar>& g, const std::string&
 // Catastrophic-backtracking patterns: ten times the input makes ten times the Earley items
 // (quadratic matching would make 100 times) and takes well under 100 times the time.
 TEST(Regex, ReDoSPatternsStayLinear) {
-  for (const char* pattern : {"(a+)+b", "(a|a)*b", "(a*)*b", "(a|aa)+b", "(.*a){12}",
-                              "([a-z]+)*[0-9]", "(\\w+\\s?)*x"}) {
+  for (const char* pattern :
+       {"(a+)+b", "(a|a)*b", "(a*)*b", "(a|aa)+b", "(.*a){12}", "([a-z]+)*[0-9]", "(\\w+\\s?)*x"}) {
     auto g = share(compile_regex(pattern));
     const MatchCost small = match_cost(g, std::string(4000, 'a'));
     const MatchCost large = match_cost(g, std::string(40000, 'a'));

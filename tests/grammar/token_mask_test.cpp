@@ -38,8 +38,8 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
   vocab_bytes.push_back("ab");  // a duplicate of another token's bytes
   const auto eos = static_cast<int32_t>(vocab_bytes.size());
   vocab_bytes.push_back("");
-  const auto shared_vocab = std::make_shared<const TokenVocabulary>(vocab_bytes,
-                                                                    std::vector<int32_t>{eos});
+  const auto shared_vocab =
+      std::make_shared<const TokenVocabulary>(vocab_bytes, std::vector<int32_t>{eos});
   const TokenVocabulary& vocab = *shared_vocab;
   std::mt19937 rng(7);
   for (const char* pattern : {"(a|bc){0,3}\"?", "a?b?c?(\"a\"|\"bb\")", "[ab]{2,5}|c{1,2}\"",
@@ -62,9 +62,9 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
         masker.fill_mask(m, mask);
         std::vector<int32_t> allowed;
         for (int32_t t = 0; t < vocab.size(); ++t) {
-          const bool expected = t == eos ? language.contains(prefix)
-                                         : !vocab_bytes[t].empty() &&
-                                               prefixes.contains(prefix + vocab_bytes[t]);
+          const bool expected =
+              t == eos ? language.contains(prefix)
+                       : !vocab_bytes[t].empty() && prefixes.contains(prefix + vocab_bytes[t]);
           ASSERT_EQ(mask_allows(mask, t), expected)
               << pattern << " after '" << prefix << "' token '" << vocab_bytes[t] << "'";
           if (expected) allowed.push_back(t);
