@@ -10,6 +10,8 @@
 namespace hadron::grammar {
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 Grammar compile_choice(const std::string& source, const GrammarLimits& limits) {
   nlohmann::json list = nlohmann::json::parse(source, nullptr, false);
   if (!list.is_array() || list.empty())
@@ -23,6 +25,15 @@ Grammar compile_choice(const std::string& source, const GrammarLimits& limits) {
   const int32_t root = builder.declare("root");
   builder.define(root, alt(std::move(options)));
   return builder.build(root);
+}
+
+Grammar compile_wrapped_json(const std::string& source, const GrammarLimits& limits) {
+  const auto spec = nlohmann::ordered_json::parse(source, nullptr, false);
+  if (!spec.is_object() || !spec.contains("schema") || !spec.value("prefix", Json()).is_string() ||
+      !spec.value("suffix", Json()).is_string())
+    grammar_error("", "a wrapped JSON grammar needs prefix, schema and suffix");
+  return compile_json_schema(spec["schema"].dump(), limits, spec["prefix"].get<std::string>(),
+                             spec["suffix"].get<std::string>());
 }
 
 }  // namespace
@@ -39,6 +50,8 @@ Grammar compile(GrammarKind kind, const std::string& source, const GrammarLimits
       return compile_choice(source, limits);
     case GrammarKind::kGbnf:
       return compile_gbnf(source, limits);
+    case GrammarKind::kWrappedJson:
+      return compile_wrapped_json(source, limits);
   }
   grammar_error("", "unknown grammar kind");
 }

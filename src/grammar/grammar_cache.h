@@ -16,11 +16,12 @@
 namespace hadron::grammar {
 
 enum class GrammarKind : uint8_t {
-  kJsonSchema,  // source: the schema as JSON text
-  kJsonObject,  // any JSON object; source ignored
-  kRegex,       // source: the pattern
-  kChoice,      // source: a JSON array of strings, one of which is the output
-  kGbnf,        // source: the grammar text
+  kJsonSchema,   // source: the schema as JSON text
+  kJsonObject,   // any JSON object; source ignored
+  kRegex,        // source: the pattern
+  kChoice,       // source: a JSON array of strings, one of which is the output
+  kGbnf,         // source: the grammar text
+  kWrappedJson,  // source: {"prefix", "schema", "suffix"}: JSON between two literals
 };
 
 // Compiles `source` as `kind`; throws GrammarError for bad or unsupported input.

@@ -58,9 +58,10 @@ class SchemaCompiler {
  public:
   SchemaCompiler(const Json& root, GrammarBuilder& builder) : root_(root), builder_(builder) {}
 
-  Grammar compile() {
+  Grammar compile(std::string_view prefix, std::string_view suffix) {
     const int32_t top = builder_.declare("root");
-    builder_.define(top, seq({ws(), schema_rule(root_, "", 0), ws()}));
+    builder_.define(top,
+                    seq({literal(prefix), ws(), schema_rule(root_, "", 0), ws(), literal(suffix)}));
     return builder_.build(top);
   }
 
@@ -423,7 +424,8 @@ class SchemaCompiler {
 
 }  // namespace
 
-Grammar compile_json_schema(std::string_view schema_text, const GrammarLimits& limits) {
+Grammar compile_json_schema(std::string_view schema_text, const GrammarLimits& limits,
+                            std::string_view prefix, std::string_view suffix) {
   Json schema;
   try {
     schema = Json::parse(schema_text, nullptr, true, false);
@@ -431,7 +433,7 @@ Grammar compile_json_schema(std::string_view schema_text, const GrammarLimits& l
     grammar_error("schema", "not valid JSON: {}", e.what());
   }
   GrammarBuilder builder(limits);
-  return SchemaCompiler(schema, builder).compile();
+  return SchemaCompiler(schema, builder).compile(prefix, suffix);
 }
 
 Grammar compile_any_json_object(const GrammarLimits& limits) {

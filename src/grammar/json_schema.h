@@ -16,7 +16,9 @@
 namespace hadron::grammar {
 
 // `schema_text`: the schema as JSON text (object key order is kept: it is the output order).
-Grammar compile_json_schema(std::string_view schema_text, const GrammarLimits& limits = {});
+// The output is `prefix`, the JSON value, then `suffix` (a tool call's markers, say).
+Grammar compile_json_schema(std::string_view schema_text, const GrammarLimits& limits = {},
+                            std::string_view prefix = {}, std::string_view suffix = {});
 
 // Any JSON object (response_format {"type": "json_object"}).
 Grammar compile_any_json_object(const GrammarLimits& limits = {});

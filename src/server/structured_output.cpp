@@ -89,7 +89,78 @@ std::vector<Source> guided_fields(const Fields& f) {
   return out;
 }
 
+std::shared_ptr<const grammar::TokenMasker> compile_source(const Source& source,
+                                                           grammar::GrammarCache* cache) {
+  if (cache == nullptr) bad_request(source.param, "structured output needs the model's tokenizer");
+  try {
+    return cache->get(source.kind, source.text);
+  } catch (const grammar::GrammarError& e) {
+    bad_request(source.param, "'{}' cannot be used: {}", source.param, e.what());
+  }
+}
+
+// {"name": <the tool's name>, <arguments_key>: <its parameters>} for one offered tool.
+Json call_schema(const Json& tool, const char* arguments_key) {
+  const Json& function = tool["function"];
+  Json parameters = function.contains("parameters")
+                        ? function["parameters"]
+                        : Json{{"type", "object"}, {"properties", Json::object()}};
+  return Json{
+      {"type", "object"},
+      {"properties", {{"name", {{"const", function["name"]}}}, {arguments_key, parameters}}},
+      {"required", {"name", arguments_key}},
+      {"additionalProperties", false}};
+}
+
 }  // namespace
+
+std::shared_ptr<const grammar::TokenMasker> parse_tool_choice(const Fields& f, const Json& tools,
+                                                              ToolFormat format,
+                                                              grammar::GrammarCache* cache) {
+  const Json* choice = f.get("tool_choice");
+  if (choice == nullptr || *choice == "auto" || *choice == "none") return nullptr;
+  if (tools.is_null() || tools.empty()) bad_request("tool_choice", "tool_choice needs tools");
+  std::vector<Json> calls;
+  if (*choice == "required") {
+    for (const Json& tool : tools) calls.push_back(tool);
+  } else if (choice->is_object() && choice->contains("function") &&
+             (*choice)["function"].is_object() && (*choice)["function"].contains("name")) {
+    const Json& name = (*choice)["function"]["name"];
+    for (const Json& tool : tools)
+      if (tool["function"]["name"] == name) calls.push_back(tool);
+    if (calls.empty()) bad_request("tool_choice", "no offered tool is named {}", name.dump());
+  } else {
+    bad_request("tool_choice",
+                "tool_choice must be auto, none, required or a named function "
+                "({{\"type\": \"function\", \"function\": {{\"name\": ...}}}})");
+  }
+  // The syntax the output parser reads back into tool_calls.
+  const char* arguments_key = "arguments";
+  std::string prefix, suffix;
+  switch (format) {
+    case ToolFormat::kHermes:
+      prefix = "<tool_call>\n";
+      suffix = "\n</tool_call>";
+      break;
+    case ToolFormat::kLlama3Json:
+      arguments_key = "parameters";
+      break;
+    case ToolFormat::kNone:
+    case ToolFormat::kQwen3Coder:
+    case ToolFormat::kGlm45:
+    case ToolFormat::kDeepSeekV3:
+    case ToolFormat::kHarmony:
+      bad_request("tool_choice",
+                  "tool_choice 'required' or a named function is supported for the hermes and "
+                  "llama3_json tool-call formats; this model's is {}",
+                  tool_format_name(format));
+  }
+  Json options = Json::array();
+  for (const Json& tool : calls) options.push_back(call_schema(tool, arguments_key));
+  const Json schema = options.size() == 1 ? options[0] : Json{{"anyOf", options}};
+  const Json spec = {{"prefix", prefix}, {"schema", schema}, {"suffix", suffix}};
+  return compile_source({GrammarKind::kWrappedJson, spec.dump(), "tool_choice"}, cache);
+}
 
 std::shared_ptr<const grammar::TokenMasker> parse_structured_output(const Fields& f,
                                                                     grammar::GrammarCache* cache) {

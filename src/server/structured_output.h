@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "grammar/grammar_cache.h"
+#include "server/output_parser.h"
 #include "server/request_fields.h"
 
 namespace hadron::server {
@@ -15,5 +16,12 @@ namespace hadron::server {
 // server has no cache (no tokenizer).
 std::shared_ptr<const grammar::TokenMasker> parse_structured_output(const Fields& fields,
                                                                     grammar::GrammarCache* cache);
+
+// tool_choice "required" or {"type": "function", "function": {"name"}}: the output is one call
+// in the model's tool syntax (hermes or llama3_json) whose arguments follow the tool's
+// parameter schema. Null for auto, none or no tool_choice; 400 for other tool syntaxes.
+std::shared_ptr<const grammar::TokenMasker> parse_tool_choice(const Fields& fields,
+                                                              const Json& tools, ToolFormat format,
+                                                              grammar::GrammarCache* cache);
 
 }  // namespace hadron::server

@@ -156,3 +156,41 @@ test('bad schemas, regexes and grammars answer 400 naming the field and the prob
     assert.ok(r.json.error.message.includes(words), r.text);
   }
 });
+
+test('tool_choice required and named: one call whose arguments follow the tool schema', async () => {
+  const hermes = await startServer(['--tool-call-parser', 'hermes']);
+  try {
+    const c = new OpenAI({ baseURL: `${hermes.url}/v1`, apiKey: 'unused' });
+    const weather = { type: 'object', properties: {
+      city: { type: 'string', maxLength: 10 }, unit: { enum: ['C', 'F'] } },
+    required: ['city', 'unit'], additionalProperties: false };
+    const clock = { type: 'object', properties: { zone: { type: 'string', pattern: '^[A-Z]{3}$' } },
+      required: ['zone'], additionalProperties: false };
+    const tools = [
+      { type: 'function', function: { name: 'get_weather', parameters: weather } },
+      { type: 'function', function: { name: 'get_time', parameters: clock } },
+    ];
+    const argsValid = { get_weather: new Ajv().compile(weather), get_time: new Ajv().compile(clock) };
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const named = await c.chat.completions.create({
+      model, messages, tools, max_tokens: 300, temperature: 1, seed: 2,
+      tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    const calls = named.choices[0].message.tool_calls;
+    assert.equal(calls.length, 1, JSON.stringify(named.choices[0].message));
+    assert.equal(calls[0].function.name, 'get_time');
+    assert.ok(argsValid.get_time(JSON.parse(calls[0].function.arguments)), calls[0].function.arguments);
+    const required = await c.chat.completions.create({
+      model, messages, tools, max_tokens: 300, temperature: 1, seed: 3, n: 3, tool_choice: 'required' });
+    for (const choice of required.choices) {
+      const [call] = choice.message.tool_calls;
+      assert.ok(call.function.name in argsValid, call.function.name);
+      assert.ok(argsValid[call.function.name](JSON.parse(call.function.arguments)), call.function.arguments);
+    }
+    const bad = await post(hermes.url, '/v1/chat/completions', {
+      model, messages, tools, max_tokens: 5, tool_choice: { type: 'function', function: { name: 'nope' } } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.error.param, 'tool_choice');
+  } finally {
+    await hermes.stop();
+  }
+});
