@@ -69,6 +69,7 @@ std::shared_ptr<const TokenMasker> GrammarCache::get(GrammarKind kind, const std
   // Compiled outside the lock: one slow grammar does not hold up the others.
   auto grammar = std::make_shared<const TokenMasker>(
       std::make_shared<const Grammar>(compile(kind, source, limits_)), vocabulary_);
+  grammar->warm_start();
   std::lock_guard lock(mutex_);
   ++n_compiled_;
   if (entries_.contains(key)) return entries_.at(key).first;

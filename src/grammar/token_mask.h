@@ -61,6 +61,8 @@ class TokenMasker {
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
   // Sets bit t of `mask` ([mask_words(size)] words) exactly when token t may come next.
   void fill_mask(Matcher& matcher, std::span<uint32_t> mask) const;
+  // Computes the first position's mask now (the cache's caller pays, not the engine step).
+  void warm_start() const { position(Matcher(grammar_)); }
 
  private:
   struct Position {
