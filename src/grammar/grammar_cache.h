@@ -29,7 +29,7 @@ Grammar compile(GrammarKind kind, const std::string& source, const GrammarLimits
 
 class GrammarCache {
  public:
-  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 64,
+  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 32,
                         GrammarLimits limits = {})
       : vocabulary_(std::move(vocabulary)), capacity_(capacity), limits_(limits) {}
 

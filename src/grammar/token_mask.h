@@ -73,7 +73,7 @@ class TokenMasker {
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenVocabulary> vocabulary_;
-  static constexpr size_t kMaxPositions = 512;
+  static constexpr size_t kMaxPositions = 256;  // each holds a vocabulary bitmask
   mutable std::mutex mutex_;
   mutable std::map<std::vector<uint64_t>, std::shared_ptr<const Position>> positions_;
 };

@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+#include "grammar/grammar_cache.h"
+#include "grammar/grammar_error.h"
 #include "grammar/json_schema.h"
 #include "grammar/regex.h"
 #include "grammar/tokenizer_vocabulary.h"
@@ -121,6 +123,27 @@ TEST(TokenMask, TokenBytesOfAByteLevelVocabulary) {
   std::string joined;
   for (int32_t id : tokenizer.encode(text, false)) joined += bytes.at(id);
   EXPECT_EQ(joined, text);
+}
+
+}  // namespace
+}  // namespace hadron::grammar
+
+namespace hadron::grammar {
+namespace {
+
+TEST(GrammarCache, SameContentCompilesOnce) {
+  auto vocab = std::make_shared<const TokenVocabulary>(
+      std::vector<std::string>{"", "a", "b", "ab"}, std::vector<int32_t>{0});
+  GrammarCache cache(vocab, 2);
+  const auto first = cache.get(GrammarKind::kRegex, "a+b");
+  EXPECT_EQ(cache.get(GrammarKind::kRegex, "a+b"), first);
+  EXPECT_EQ(cache.n_compiled(), 1u);
+  EXPECT_NE(cache.get(GrammarKind::kChoice, R"(["a+b"])"), first);  // same text, other kind
+  EXPECT_THROW(cache.get(GrammarKind::kGbnf, "root ::= ("), GrammarError);
+  cache.get(GrammarKind::kRegex, "b");
+  cache.get(GrammarKind::kRegex, "ab");  // capacity 2: "a+b" is the least recent, dropped
+  EXPECT_NE(cache.get(GrammarKind::kRegex, "a+b"), first);
+  EXPECT_EQ(cache.n_compiled(), 5u);
 }
 
 }  // namespace
