@@ -132,8 +132,8 @@ namespace hadron::grammar {
 namespace {
 
 TEST(GrammarCache, SameContentCompilesOnce) {
-  auto vocab = std::make_shared<const TokenVocabulary>(
-      std::vector<std::string>{"", "a", "b", "ab"}, std::vector<int32_t>{0});
+  auto vocab = std::make_shared<const TokenVocabulary>(std::vector<std::string>{"", "a", "b", "ab"},
+                                                       std::vector<int32_t>{0});
   GrammarCache cache(vocab, 2);
   const auto first = cache.get(GrammarKind::kRegex, "a+b");
   EXPECT_EQ(cache.get(GrammarKind::kRegex, "a+b"), first);
