@@ -21,7 +21,8 @@ declare -A tool_packages=([cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-confi
                           [ccache]=ccache)
 if $all; then
   packages+=(libgtest-dev googletest libbenchmark-dev
-             libclang-rt-14-dev)  # libFuzzer runtime
+             libclang-rt-14-dev  # libFuzzer runtime
+             json-schema-test-suite)  # tests/grammar: schemas and instances
   tool_packages+=([git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format)
 fi
 
