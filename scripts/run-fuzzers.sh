@@ -9,7 +9,7 @@ set -euo pipefail
 
 seconds="${1:-30}"
 targets=(fuzz_safetensors_header fuzz_model_config fuzz_chat_template fuzz_tokenizer_json fuzz_tokenizer_encode
-         fuzz_gguf_metadata fuzz_server_protocol)
+         fuzz_gguf_metadata fuzz_server_protocol fuzz_grammar)
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 

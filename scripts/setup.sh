@@ -23,7 +23,8 @@ if $all; then
   packages+=(libgtest-dev googletest libbenchmark-dev
              libclang-rt-14-dev  # libFuzzer runtime
              python3-dev pybind11-dev python3-pytest  # the Python package and its tests,
-             python3-venv python3-setuptools python3-wheel)  # with its offline pip install
+             python3-venv python3-setuptools python3-wheel  # with its offline pip install
+             json-schema-test-suite)  # tests/grammar: schemas and instances
   tool_packages+=([git]=git [clang++]=clang [node]=nodejs [npm]=npm [clang-format]=clang-format)
 fi
 

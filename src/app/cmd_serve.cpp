@@ -15,6 +15,7 @@
 #include "chat/chat_template_loader.h"
 #include "core/error.h"
 #include "engine/tokenizer_detokenizer.h"
+#include "grammar/tokenizer_vocabulary.h"
 #include "loader/generation_defaults.h"
 #include "server/http_server.h"
 
@@ -163,6 +164,10 @@ void run_serve(ServeArgs& args) {
       tokenizer ? std::make_unique<TokenizerDetokenizer>(*tokenizer) : nullptr;
   Engine engine(*model, detokenizer.get(), defaults.eos_token_ids);
   AsyncEngine async_engine(engine, {args.max_queued_requests});
+  if (tokenizer)
+    context.grammars =
+        std::make_shared<grammar::GrammarCache>(std::make_shared<const grammar::TokenVocabulary>(
+            grammar::make_token_vocabulary(*tokenizer, engine.eos_token_ids())));
   context.engine = &async_engine;
   signal_watch.loaded();
   std::fprintf(stderr, "serve: ready\n");

@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/grammar_constraint.h"
 
 namespace hadron {
 
@@ -69,6 +70,7 @@ Engine::Tracked& Engine::track(Sequence seq) {
   if (detokenizer_) tracked->text = detokenizer_->start(p.skip_special_tokens);
   tracked->stop = std::make_unique<StopChecker>(p.stop);
   tracked->prompt_logprobs_pending = p.prompt_logprobs >= 0 && tracked->seq.index == 0;
+  if (p.constraint) tracked->grammar = std::make_unique<grammar::Matcher>(p.constraint->grammar());
   Tracked& ref = *tracked;
   seqs_.emplace(&ref.seq, std::move(tracked));
   return ref;
@@ -148,7 +150,9 @@ void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
       std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) != eos_token_ids_.end();
   const bool is_stop_id =
       std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end();
-  if (past_min && (t.stop->stopped() || is_stop_id || (is_eos && !p.ignore_eos))) {
+  const bool grammar_done = t.grammar && (t.grammar_failed || grammar_complete(*t.grammar));
+  if (grammar_done ||
+      (past_min && (t.stop->stopped() || is_stop_id || (is_eos && !p.ignore_eos)))) {
     finish(t, FinishReason::kStop, out);
   } else if (t.seq.n_output() >= p.max_tokens ||
              static_cast<int64_t>(t.seq.tokens.size()) >= model_.max_model_len()) {
@@ -310,7 +314,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
     }
     RequestOutput out = start_output(t, seq.n_output() == 0);
     seq.tokens.push_back(
-        process_and_sample(seq, std::span(logits).subspan((row - 1) * vocab, vocab), out));
+        process_and_sample(t, std::span(logits).subspan((row - 1) * vocab, vocab), out));
     report_token(t, out);
     if (out.finished) finished.push_back(&seq);
     outputs.push_back(std::move(out));
@@ -365,18 +369,23 @@ std::vector<RequestOutput> Engine::step() {
 
 bool Engine::samples_on_device(const Tracked& t) const {
   const SamplingParams& p = *t.seq.params;
-  return p.max_tokens > 0 && p.logprobs < 0 && !t.prompt_logprobs_pending &&
+  return p.max_tokens > 0 && p.logprobs < 0 && !t.prompt_logprobs_pending && !t.grammar &&
          p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
          p.frequency_penalty == 0.0f && p.logit_bias.empty() && t.seq.n_output() >= p.min_tokens;
 }
 
-int32_t Engine::process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out) {
+int32_t Engine::process_and_sample(Tracked& t, std::span<float> logits, RequestOutput& out) {
+  Sequence& seq = t.seq;
   const SamplingParams& p = *seq.params;
   std::vector<float> raw;
   if (p.logprobs >= 0) raw.assign(logits.begin(), logits.end());
   process_logits(logits, p, std::span(seq.tokens).first(seq.prompt_len),
                  std::span(seq.tokens).subspan(seq.prompt_len), eos_token_ids_);
+  if (t.grammar) mask_logits(logits, *p.constraint, *t.grammar);
   const int32_t token = seq.sampler.sample(logits, seq.n_output());
+  // Refused only when the mask left nothing samplable (say, a logit_bias of -inf on every
+  // allowed token): the sequence then ends.
+  if (t.grammar && !p.constraint->vocabulary().accept(*t.grammar, token)) t.grammar_failed = true;
   if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
   return token;
 }

@@ -23,6 +23,7 @@
 #include "engine/logits_processor.h"
 #include "engine/scheduler.h"
 #include "engine/stop_checker.h"
+#include "grammar/matcher.h"
 
 namespace hadron {
 
@@ -83,6 +84,8 @@ class Engine {
   std::vector<RequestOutput> take_aborted();
   EngineStats stats() const;
   size_t n_unfinished() const { return seqs_.size(); }
+  // The config's end-of-sequence tokens and the extra ones given at construction.
+  const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
 
  private:
   // A sequence with its streaming state.
@@ -92,7 +95,9 @@ class Engine {
     std::unique_ptr<TextStream> text;
     std::unique_ptr<StopChecker> stop;
     bool prompt_logprobs_pending = false;
-    std::vector<Logprobs> prompt_logprobs;  // gathered over prefill chunks
+    std::vector<Logprobs> prompt_logprobs;      // gathered over prefill chunks
+    std::unique_ptr<grammar::Matcher> grammar;  // with params.constraint: the output so far
+    bool grammar_failed = false;                // a token the grammar refused was sampled
   };
 
   // A launched step whose sampled tokens are not taken yet: the sequence of each row that
@@ -128,7 +133,7 @@ class Engine {
   // Whether the sequence's next token may be sampled on the device (nothing the host must see
   // or change first; max_tokens 0, which samples none, finishes on the host).
   bool samples_on_device(const Tracked& t) const;
-  int32_t process_and_sample(Sequence& seq, std::span<float> logits, RequestOutput& out);
+  int32_t process_and_sample(Tracked& t, std::span<float> logits, RequestOutput& out);
   // Reports seq.tokens.back(), the newest token, and checks whether the sequence is done.
   void report_token(Tracked& t, RequestOutput& out);
   void check_finished(Tracked& t, int32_t token, RequestOutput& out);

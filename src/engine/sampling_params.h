@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,10 @@
 #include "ops/sampling.h"
 
 namespace hadron {
+
+namespace grammar {
+class TokenMasker;
+}
 
 // The token filter (temperature, top_k, top_p, min_p) is the backends' per-row record, so the
 // engine hands it to a sampler as it is.
@@ -28,6 +33,9 @@ struct SamplingParams : SampleRowParams {
   int logprobs = -1;        // -1: none; k >= 0: sampled token + top-k
   int prompt_logprobs = -1;
   bool skip_special_tokens = true;
+  // Structured output: every completion is a string of this grammar (EOS only once it is
+  // whole); such sequences sample on the host.
+  std::shared_ptr<const grammar::TokenMasker> constraint;
 };
 
 }  // namespace hadron

@@ -8,6 +8,7 @@
 #include "server/handlers.h"
 #include "server/openai_common.h"
 #include "server/sse.h"
+#include "server/structured_output.h"
 
 namespace hadron::server {
 namespace {
@@ -33,14 +34,8 @@ int top_logprobs(const Fields& f, const RequestLimits& limits) {
 
 void check_tool_choice(const Fields& f, bool& tools_offered) {
   const Json* choice = f.get("tool_choice");
-  if (choice == nullptr || *choice == "auto") return;
-  if (*choice == "none") {
+  if (choice != nullptr && *choice == "none")
     tools_offered = false;  // the template still sees them; no calls are parsed
-    return;
-  }
-  bad_request("tool_choice",
-              "tool_choice 'required' or a named function needs constrained "
-              "decoding, which hadron does not have yet; use 'auto' or 'none'");
 }
 
 ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
@@ -53,8 +48,17 @@ ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
   check_tool_choice(f, r.tools_offered);
   if (std::optional<std::string> effort = f.string("reasoning_effort"))
     inputs.kwargs["reasoning_effort"] = *effort;
+  const Json tools = inputs.tools;
   r.prompt = render_chat(served, std::move(inputs));
-  r.params = parse_sampling(f, {context.limits, served.defaults, served.vocab_size});
+  r.params = parse_sampling(
+      f, {context.limits, served.defaults, served.vocab_size, context.grammars.get()});
+  if (auto call = parse_tool_choice(f, tools, served.output_format.tools, context.grammars.get())) {
+    if (r.params.constraint)
+      bad_request("tool_choice",
+                  "tool_choice and a structured-output field both constrain the "
+                  "output; give one");
+    r.params.constraint = std::move(call);
+  }
   adapt_sampling(served.output_format, r.params);
   r.params.logprobs = top_logprobs(f, context.limits);
   std::optional<int64_t> max_tokens = f.integer("max_completion_tokens");

@@ -78,7 +78,8 @@ CompletionRequest parse_completion_request(const Json& body, ServerContext& cont
   check_model(f, context.model);
   CompletionRequest r;
   r.prompts = read_prompts(f, context);
-  r.params = parse_sampling(f, {context.limits, context.model.defaults, context.model.vocab_size});
+  r.params = parse_sampling(f, {context.limits, context.model.defaults, context.model.vocab_size,
+                                context.grammars.get()});
   r.max_tokens = f.integer("max_tokens").value_or(16);
   if (std::optional<int64_t> k = f.integer("logprobs")) {
     if (*k < 0 || *k > context.limits.max_logprobs)

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "server/api_error.h"
+#include "server/structured_output.h"
 
 namespace hadron::server {
 namespace {
@@ -69,15 +70,6 @@ std::vector<int32_t> parse_stop_token_ids(const Fields& fields, const SamplingCo
 }
 
 void refuse_unsupported(const Fields& fields) {
-  if (const Json* format = fields.get("response_format")) {
-    const Json* type = format->is_object() ? &(*format)["type"] : nullptr;
-    if (type == nullptr || !type->is_string())
-      fields.wrong_type("response_format", "{\"type\": ...}");
-    if (*type != "text")
-      bad_request("response_format",
-                  "response_format '{}' needs constrained decoding, which hadron does not have yet",
-                  type->get<std::string>());
-  }
   if (fields.get("suffix") != nullptr) bad_request("suffix", "suffix is not supported");
 }
 
@@ -119,6 +111,7 @@ SamplingParams parse_sampling(const Fields& f, const SamplingContext& context) {
   p.min_tokens = f.integer("min_tokens").value_or(0);
   if (p.min_tokens < 0) bad_request(f.param("min_tokens"), "'min_tokens' must be >= 0");
   p.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
+  p.constraint = parse_structured_output(f, context.grammars);
   return p;
 }
 

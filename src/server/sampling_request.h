@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/sampling_params.h"
+#include "grammar/grammar_cache.h"
 #include "loader/generation_defaults.h"
 #include "server/request_fields.h"
 
@@ -16,9 +17,11 @@ struct SamplingContext {
   const RequestLimits& limits;
   const GenerationDefaults& defaults;  // used where a request leaves a field out
   int32_t vocab_size = 0;
+  grammar::GrammarCache* grammars = nullptr;  // null: structured output is refused
 };
 
-// Everything but max_tokens and logprobs, whose names and meaning differ per endpoint.
+// Everything but max_tokens and logprobs, whose names and meaning differ per endpoint;
+// structured-output fields (server/structured_output.h) included.
 SamplingParams parse_sampling(const Fields& fields, const SamplingContext& context);
 
 // The generation budget: `requested` (already range-checked >= 1) or what is left of the

@@ -9,6 +9,7 @@
 
 #include "chat/template.h"
 #include "engine/async_engine.h"
+#include "grammar/grammar_cache.h"
 #include "server/metrics.h"
 #include "server/output_parser.h"
 #include "server/request_fields.h"
@@ -38,6 +39,9 @@ struct ServerContext {
   // Set once the model is loaded; endpoints answer 503 before.
   std::atomic<AsyncEngine*> engine{nullptr};
   std::atomic<bool> draining{false};  // SIGTERM: no new requests
+  // Compiled structured-output grammars over the tokenizer's vocabulary; set with `engine`
+  // (null without a tokenizer).
+  std::shared_ptr<grammar::GrammarCache> grammars;
 };
 
 }  // namespace hadron::server

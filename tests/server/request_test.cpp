@@ -71,7 +71,8 @@ TEST(SamplingRequest, BadValuesAre4xx) {
       {R"({"logit_bias": {"5000": 1}})", 400},
       {R"({"logit_bias": {"5": 1000}})", 400},
       {R"({"seed": 1.5})", 422},
-      {R"({"response_format": {"type": "json_object"}})", 400},
+      {R"({"response_format": {"type": "xml"}})", 400},
+      {R"({"response_format": {"type": "json_object"}})", 400},  // no tokenizer here
       {R"({"stop_token_ids": [-1]})", 400},
       {R"({"best_of": 3})", 400},
       {R"({"frequency_penalty": 9})", 400},

@@ -1,0 +1,131 @@
+#include "grammar/token_mask.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace hadron::grammar {
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes,
+                                 std::vector<int32_t> eos_token_ids)
+    : token_bytes_(std::move(token_bytes)), eos_token_ids_(std::move(eos_token_ids)) {
+  std::vector<int32_t> order(token_bytes_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::erase_if(order, [&](int32_t t) { return token_bytes_[t].empty() || is_eos(t); });
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return token_bytes_[a] < token_bytes_[b] || (token_bytes_[a] == token_bytes_[b] && a < b);
+  });
+  nodes_.push_back({});
+  std::vector<uint32_t> path = {0};  // path[d]: the node at depth d on the current branch
+  for (int32_t token : order) {
+    const std::string& bytes = token_bytes_[token];
+    size_t common = 0;  // bytes shared with the current branch
+    while (common + 1 < path.size() && common < bytes.size() &&
+           nodes_[path[common + 1]].byte == static_cast<uint8_t>(bytes[common]))
+      ++common;
+    while (path.size() > common + 1) {
+      nodes_[path.back()].subtree_end = static_cast<uint32_t>(nodes_.size());
+      path.pop_back();
+    }
+    for (size_t d = common; d < bytes.size(); ++d) {
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      const auto n_tokens = static_cast<uint32_t>(node_tokens_.size());
+      nodes_.push_back(
+          {static_cast<uint8_t>(bytes[d]), static_cast<uint32_t>(d + 1), 0, n_tokens, n_tokens});
+    }
+    node_tokens_.push_back(token);
+    nodes_[path.back()].tokens_end = static_cast<uint32_t>(node_tokens_.size());
+  }
+  while (!path.empty()) {
+    nodes_[path.back()].subtree_end = static_cast<uint32_t>(nodes_.size());
+    path.pop_back();
+  }
+}
+
+bool TokenVocabulary::is_eos(int32_t token) const {
+  return std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) != eos_token_ids_.end();
+}
+
+void TokenVocabulary::walk_view(Matcher& view, std::span<uint32_t> allowed,
+                                std::vector<int32_t>& dependent) const {
+  std::fill(allowed.begin(), allowed.end(), 0u);
+  const size_t base = view.n_bytes();
+  auto subtree_tokens = [&](uint32_t i) {
+    const uint32_t end = nodes_[i].subtree_end;
+    const size_t last = end < nodes_.size() ? nodes_[end].tokens_begin : node_tokens_.size();
+    dependent.insert(dependent.end(), node_tokens_.begin() + nodes_[i].tokens_begin,
+                     node_tokens_.begin() + static_cast<ptrdiff_t>(last));
+  };
+  for (uint32_t i = 1; i < nodes_.size();) {
+    const Node& node = nodes_[i];
+    view.rollback(view.n_bytes() - (base + node.depth - 1));
+    // Past a completion into the context the view no longer knows what follows.
+    const bool ok = view.advance(node.byte);
+    if (view.escaped()) {
+      subtree_tokens(i);
+      i = node.subtree_end;
+      continue;
+    }
+    if (!ok) {
+      i = node.subtree_end;
+      continue;
+    }
+    for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
+      allowed[node_tokens_[j] >> 5] |= 1u << (node_tokens_[j] & 31);
+    ++i;
+  }
+  view.rollback(view.n_bytes() - base);
+}
+
+bool TokenVocabulary::accept(Matcher& matcher, int32_t token) const {
+  if (token < 0 || token >= size()) return false;
+  if (is_eos(token)) return matcher.can_end();
+  const std::string& bytes = token_bytes_[token];
+  return !bytes.empty() && matcher.advance(bytes);
+}
+
+}  // namespace hadron::grammar
+
+namespace hadron::grammar {
+
+std::shared_ptr<const TokenMasker::Position> TokenMasker::position(const Matcher& matcher) const {
+  std::vector<uint64_t> key = matcher.signature();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = positions_.find(key);
+    if (it != positions_.end()) return it->second;
+  }
+  auto computed = std::make_shared<Position>();
+  computed->allowed.resize(mask_words(vocabulary_->size()));
+  Matcher view = Matcher::view_of_newest_set(matcher);
+  vocabulary_->walk_view(view, computed->allowed, computed->dependent);
+  std::lock_guard lock(mutex_);
+  if (positions_.size() >= kMaxPositions) positions_.clear();
+  positions_.emplace(std::move(key), computed);
+  return computed;
+}
+
+void TokenMasker::fill_mask(Matcher& matcher, std::span<uint32_t> mask) const {
+  const std::shared_ptr<const Position> pos = position(matcher);
+  std::copy(pos->allowed.begin(), pos->allowed.end(), mask.begin());
+  // Tokens that leave the current rules: tried on the full matcher, in byte order so that
+  // consecutive tokens share the bytes of their common prefix.
+  const size_t base = matcher.n_bytes();
+  std::string_view previous;
+  size_t held = 0;  // bytes of `previous` the matcher holds
+  for (int32_t token : pos->dependent) {
+    const std::string& bytes = vocabulary_->bytes(token);
+    size_t common = 0;
+    while (common < held && common < bytes.size() && bytes[common] == previous[common]) ++common;
+    matcher.rollback(matcher.n_bytes() - (base + common));
+    while (common < bytes.size() && matcher.advance(static_cast<uint8_t>(bytes[common]))) ++common;
+    if (common == bytes.size()) mask[token >> 5] |= 1u << (token & 31);
+    previous = bytes;
+    held = common;
+  }
+  matcher.rollback(matcher.n_bytes() - base);
+  if (matcher.can_end())
+    for (int32_t t : vocabulary_->eos_token_ids())
+      if (t >= 0 && t < vocabulary_->size()) mask[t >> 5] |= 1u << (t & 31);
+}
+
+}  // namespace hadron::grammar
