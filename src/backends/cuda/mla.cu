@@ -56,8 +56,10 @@ __global__ void __launch_bounds__(kThreads) mla_rope_store_kernel(MlaArgs a) {
     x[lo] = __float2bfloat16(x1 * cos - x2 * sin);
     x[hi] = __float2bfloat16(x2 * cos + x1 * sin);
   }
+  const int64_t slot = a.slot_mapping[t];
+  if (slot < 0) return;  // a padding token (CUDA-graph batches): no cache write
   const bf16* kv = static_cast<const bf16*>(a.kv) + static_cast<int64_t>(t) * entry;
-  bf16* out = static_cast<bf16*>(a.latent_cache) + static_cast<int64_t>(a.slot_mapping[t]) * entry;
+  bf16* out = static_cast<bf16*>(a.latent_cache) + slot * entry;
   float sum_sq = 0;
   for (int i = threadIdx.x; i < a.latent_dim; i += kThreads) {
     const float v = __bfloat162float(kv[i]);
