@@ -12,10 +12,6 @@
 namespace hadron::test {
 namespace {
 
-struct Seq {
-  int q_len, kv_len;
-};
-
 struct AttentionCase {
   int n_heads, n_kv_heads, head_dim, block_size;
   std::vector<Seq> seqs;
@@ -103,13 +99,6 @@ void AttentionTest::run_case(const AttentionCase& c) {
                   host_view(v_cache, cache_shape), host_meta, host_params,
                   host_view(expected, q_shape));
   EXPECT_CLOSE(download(out.tensor), expected, kAttentionTol);
-}
-
-std::vector<Seq> decode_batch(std::mt19937_64& rng, int n, int max_kv) {
-  std::uniform_int_distribution<int> len(1, max_kv);
-  std::vector<Seq> seqs(n);
-  for (Seq& s : seqs) s = {1, len(rng)};
-  return seqs;
 }
 
 TEST_F(AttentionTest, PrefillQwen3Shape) {

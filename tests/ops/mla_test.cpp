@@ -12,10 +12,6 @@
 namespace hadron::test {
 namespace {
 
-struct Seq {
-  int q_len, kv_len;
-};
-
 struct MlaCase {
   int n_heads, nope, rope, latent, v, block_size;
   std::vector<Seq> seqs;
@@ -122,13 +118,6 @@ void MlaTest::run_case(const MlaCase& c) {
   EXPECT_CLOSE(slot_rows(download(cache_gpu.tensor), slots, entry), slot_rows(cache, slots, entry),
                kElementwiseTol);
   EXPECT_CLOSE(download(out.tensor), expected, kAttentionTol);
-}
-
-std::vector<Seq> decode_batch(std::mt19937_64& rng, int n, int max_kv) {
-  std::uniform_int_distribution<int> len(1, max_kv);
-  std::vector<Seq> seqs(n);
-  for (Seq& s : seqs) s = {1, len(rng)};
-  return seqs;
 }
 
 TEST_F(MlaTest, DecodeDeepSeekV3Shape128Heads) {

@@ -131,4 +131,11 @@ double relative_error(const std::vector<float>& actual, const std::vector<float>
   return std::sqrt(diff / std::max(norm, 1e-30));
 }
 
+std::vector<Seq> decode_batch(std::mt19937_64& rng, int n, int max_kv) {
+  std::uniform_int_distribution<int> len(1, max_kv);
+  std::vector<Seq> seqs(n);
+  for (Seq& s : seqs) s = {1, len(rng)};
+  return seqs;
+}
+
 }  // namespace hadron::test

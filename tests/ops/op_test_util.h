@@ -55,6 +55,14 @@ class OpTest : public ::testing::Test {
   uint64_t seed_ = 0;
 };
 
+// One sequence of an attention batch: this step's queries and its context after the step.
+struct Seq {
+  int q_len, kv_len;
+};
+
+// n decode sequences (one query each) with contexts of 1 to max_kv tokens.
+std::vector<Seq> decode_batch(std::mt19937_64& rng, int n, int max_kv);
+
 // The cache rows at `slots` (each token_elems wide, slots >= 0), so only written slots are
 // compared.
 std::vector<float> slot_rows(const std::vector<float>& cache, const std::vector<int32_t>& slots,
