@@ -28,6 +28,10 @@ for deb in "$deps"/debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
 # Documentation and googletest's sources: not needed to build, and the copy travels to the GPU
 # machine inside its size limit.
 rm -rf "$deps/debs" "$deps/usr/share/doc" "$deps/usr/share/man" "$deps/usr/src"
+# Static archives other than googletest's, and PCRE2's 16- and 32-bit libraries: hadron links
+# the shared 8-bit one.
+find "$deps/usr/lib" \( -name '*.a' ! -name 'libgtest*' ! -name 'libgmock*' \) -delete
+find "$deps/usr/lib" \( -name 'libpcre2-16*' -o -name 'libpcre2-32*' \) -delete
 
 # pkg-config files name prefix=/usr; make them relative to where they now live.
 for pc in "$deps"/usr/lib/*/pkgconfig/*.pc "$deps"/usr/share/pkgconfig/*.pc; do

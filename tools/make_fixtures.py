@@ -130,6 +130,26 @@ FIXTURES = {
                        qk_rope_head_dim=8, v_head_dim=16, n_routed_experts=8,
                        num_experts_per_tok=3, n_shared_experts=2),
                   torch.bfloat16),
+    # Sparse attention (DeepSeek-V3.2's and GLM-5's lightning indexer) with index_topk 8, below
+    # every prompt's length, so the top-k selection is exercised; GLM-5's head dims differ from
+    # DeepSeek's (qk 256 = 192 + 64, v 256, shrunk alike).
+    "deepseek-v3.2": ("deepseek-ai__DeepSeek-V3.2",
+                      dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                           num_hidden_layers=2, first_k_dense_replace=1, num_attention_heads=4,
+                           num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32,
+                           qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                           index_n_heads=2, index_head_dim=16, index_topk=8,
+                           n_routed_experts=8, n_group=4, topk_group=2, num_experts_per_tok=2,
+                           n_shared_experts=1, num_nextn_predict_layers=0),
+                      torch.bfloat16),
+    "glm-5": ("zai-org__GLM-5",
+              dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                   num_hidden_layers=2, first_k_dense_replace=1, num_attention_heads=4,
+                   num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=32, head_dim=8,
+                   qk_head_dim=32, qk_nope_head_dim=24, qk_rope_head_dim=8, v_head_dim=32,
+                   index_n_heads=2, index_head_dim=16, index_topk=8, n_routed_experts=8,
+                   num_experts_per_tok=2, n_shared_experts=1, num_nextn_predict_layers=0),
+              torch.bfloat16),
     # Gated DeltaNet hybrids: three linear-attention layers, then a full-attention one. Four
     # experts (few MoE layers in qwen3-next): with more, some token's routing nearly ties.
     # Qwen3.5 is a vision-language model; its fixtures carry a one-block vision tower.
@@ -312,7 +332,10 @@ ROUTING_ATTEMPTS = 2000
 # Random MLA and DeltaNet fixtures amplify that noise to 10-60% row errors on every seed tried
 # (2026-11-28): for them only the float32 margin is required, which is what the CPU tests need;
 # their GPU tests compare against the CPU engine. The instability is still recorded.
-ROUTING_MARGIN_ONLY = {"deepseek-v3", "qwen3-next", "qwen3.5-moe"}
+ROUTING_MARGIN_ONLY = {"deepseek-v3", "deepseek-v3.2", "glm-5", "qwen3-next", "qwen3.5-moe"}
+# transformers' sparse-attention indexer has changed between releases: these fixtures are made
+# with the version named.
+PINNED_TRANSFORMERS = {"deepseek-v3.2": "5.17.0", "glm-5": "5.17.0"}
 
 
 def moe_blocks(model):
@@ -327,7 +350,7 @@ def routing_scores(block, x, model_type):
     logits = torch.nn.functional.linear(x, router.weight, getattr(router, "bias", None))
     if model_type == "gpt_oss":
         return logits
-    if model_type in ("glm4_moe", "deepseek_v3"):
+    if model_type in ("glm4_moe", "deepseek_v3", "deepseek_v32", "glm_moe_dsa"):
         return logits.sigmoid() + getattr(router, "e_score_correction_bias", 0)
     return logits.softmax(-1)
 
@@ -347,7 +370,7 @@ def routing_margin(model, sequences):
     def capture(module, args, kwargs):
         x = args[0] if args else kwargs["hidden_states"]
         scores = routing_scores(module, x.reshape(-1, x.shape[-1]), model_type)
-        if model_type == "deepseek_v3" and groups > 1:
+        if model_type in ("deepseek_v3", "deepseek_v32") and groups > 1:
             # DeepSeek's group-limited choice: groups ranked by their two best experts' sum,
             # then the top k among the kept groups' experts.
             grouped = scores.reshape(scores.shape[0], groups, -1)
@@ -451,6 +474,10 @@ def build_fixture(original, storage_dtype, out, seed, stable):
 
 def make_fixture(name, data, out_root, seed):
     source, overrides, storage_dtype = FIXTURES[name]
+    pinned = PINNED_TRANSFORMERS.get(name)
+    if pinned is not None and transformers.__version__ != pinned:
+        raise RuntimeError(f"{name} is made with transformers {pinned}, not "
+                           f"{transformers.__version__}")
     with open(os.path.join(data, "configs", source, "config.json")) as f:
         original = shrink(json.load(f), overrides)
     out = os.path.join(out_root, name)

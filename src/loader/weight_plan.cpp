@@ -1,5 +1,7 @@
 #include "loader/weight_plan.h"
 
+#include <utility>
+
 #include "core/error.h"
 
 namespace hadron {
@@ -7,6 +9,7 @@ namespace hadron {
 std::vector<int64_t> WeightSpec::shape() const {
   std::vector<int64_t> merged = sources.front().shape;
   for (size_t i = 1; i < sources.size(); ++i) merged[0] += sources[i].shape[0];
+  if (transposed) std::swap(merged[merged.size() - 2], merged.back());
   return merged;
 }
 
@@ -30,6 +33,13 @@ void WeightPlan::add_merged(Tensor* target, std::vector<WeightSource> sources) {
                    source.name, d);
   }
   specs_.push_back({sources[0].name, std::move(sources), target, false});
+}
+
+void WeightPlan::add_transposed(Tensor* target, std::string name,
+                                std::vector<int64_t> stored_shape) {
+  HADRON_CHECK(stored_shape.size() >= 2, "{}: a transposed weight needs two dims", name);
+  add(target, std::move(name), std::move(stored_shape));
+  specs_.back().transposed = true;
 }
 
 void WeightPlan::add_raw(Tensor* target, std::string name, std::vector<int64_t> shape) {

@@ -23,8 +23,11 @@ struct WeightSpec {
   Tensor* target = nullptr;  // where the loaded tensor view goes
   bool optional = false;     // absent in the checkpoint -> left undefined
   bool raw = false;          // integer data loaded as stored (MXFP4 blocks and scales)
+  // The one source is stored with its last two dims swapped ([..., in, out], as transformers
+  // holds fused experts in memory) and loaded as [..., out, in].
+  bool transposed = false;
 
-  // The merged shape: sources concatenated along dim 0.
+  // The merged shape: sources concatenated along dim 0 (last two dims swapped if transposed).
   std::vector<int64_t> shape() const;
   int64_t numel() const;
 };
@@ -35,6 +38,8 @@ class WeightPlan {
   void add(Tensor* target, std::string name, std::vector<int64_t> shape);
   // One parameter merged from several tensors along dim 0.
   void add_merged(Tensor* target, std::vector<WeightSource> sources);
+  // One parameter [..., out, in] from a tensor stored as stored_shape [..., in, out].
+  void add_transposed(Tensor* target, std::string name, std::vector<int64_t> stored_shape);
   // A U8 tensor loaded as stored, for the model to decode (MXFP4 blocks and scales).
   void add_raw(Tensor* target, std::string name, std::vector<int64_t> shape);
   // A parameter the checkpoint may lack (e.g. biases of some variants).

@@ -43,6 +43,9 @@ void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelC
     case MoeExpertLayout::kFusedMxfp4:
       declare_fused_mxfp4(plan, block);
       break;
+    case MoeExpertLayout::kFusedTransposed:
+      declare_fused_transposed(plan, block);
+      break;
   }
   if (options.shared_experts)
     shared_.declare(plan, block + "shared_experts.", hidden_,
@@ -60,6 +63,15 @@ void MoeBlock::declare_per_expert(WeightPlan& plan, const std::string& block) {
   }
   plan.add_merged(&gate_up_, std::move(gate_up));
   plan.add_merged(&down_, std::move(down));
+}
+
+void MoeBlock::declare_fused_transposed(WeightPlan& plan, const std::string& block) {
+  const std::string experts = block + options_.names.experts + ".";
+  const int64_t E = n_experts_, H = hidden_, I = inter_;
+  plan.add_transposed(&gate_up_, experts + "gate_up_proj", {E, H, 2 * I});
+  plan.add(&gate_up_bias_, experts + "gate_up_proj_bias", {E, 2 * I});
+  plan.add_transposed(&down_, experts + "down_proj", {E, I, H});
+  plan.add(&down_bias_, experts + "down_proj_bias", {E, H});
 }
 
 void MoeBlock::declare_fused_mxfp4(WeightPlan& plan, const std::string& block) {
@@ -114,6 +126,7 @@ MoeExpertWeights MoeBlock::expert_weights() const {
   const int64_t E = n_experts_, H = hidden_, I = inter_;
   switch (options_.layout) {
     case MoeExpertLayout::kPerExpert:
+    case MoeExpertLayout::kFusedTransposed:
       return {gate_up_.reshape({E, 2 * I, H}), gate_up_bias_, down_.reshape({E, H, I}), down_bias_};
     case MoeExpertLayout::kFusedMxfp4:
       return {gate_up_.reshape({E, 2 * I, H / 2}),

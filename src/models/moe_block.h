@@ -26,7 +26,10 @@ enum class MoeExpertLayout : uint8_t {
   kPerExpert,  // <experts>.<e>.{gate,up,down}.weight, stacked at load
   // gpt-oss: <experts>.{gate_up,down}_proj_{blocks,scales} in MXFP4 ([E, out, in/32, 16] and
   // [E, out, in/32]) with <experts>.{gate_up,down}_proj_bias; the expert op reads them packed
-  kFusedMxfp4
+  kFusedMxfp4,
+  // gpt-oss unquantized, as transformers saves it: <experts>.gate_up_proj [E, H, 2I] and
+  // <experts>.down_proj [E, I, H] (in, out), transposed at load, with the same biases
+  kFusedTransposed
 };
 
 struct MoeOptions {
@@ -58,6 +61,7 @@ class MoeBlock {
 
  private:
   void declare_per_expert(WeightPlan& plan, const std::string& block);
+  void declare_fused_transposed(WeightPlan& plan, const std::string& block);
   void declare_fused_mxfp4(WeightPlan& plan, const std::string& block);
   MoeExpertWeights expert_weights() const;
 

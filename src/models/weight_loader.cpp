@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -47,6 +49,11 @@ std::vector<std::string> check_plan(const WeightPlan& plan, const Checkpoint& ch
                                        dtype_name(info->dtype), spec.raw ? "U8" : "a float type"));
       } else if (std::string fp8 = fp8_problem(checkpoint, *info, quant); !fp8.empty()) {
         problems.push_back(std::move(fp8));
+      } else if (spec.transposed && find_fp8_scale(checkpoint, *info) != nullptr) {
+        problems.push_back(
+            fmt::format("{} in {}: FP8 in the transposed (in, out) layout is not "
+                        "supported",
+                        source.name, info->file));
       }
       if (info != nullptr && find_fp8_scale(checkpoint, *info) != nullptr)
         for (std::string& name : fp8_companion_names(source.name)) used.insert(std::move(name));
@@ -201,6 +208,32 @@ void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, in
   }
 }
 
+// Writes elements [begin, end) of a transposed spec to dst in dtype: the parameter's rows are
+// the stored tensor's columns, gathered a tile of rows at a time so that every stored row
+// segment read is contiguous.
+void fill_transposed(const TensorInfo& info, int64_t begin, int64_t end, void* dst, DType dtype) {
+  constexpr int64_t kTileRows = 64;
+  const int64_t rows = info.shape.back();                  // parameter rows per matrix (out)
+  const int64_t cols = info.shape[info.shape.size() - 2];  // parameter columns (in)
+  const size_t in_size = dtype_size(info.dtype), out_size = dtype_size(dtype);
+  std::vector<float> tile(kTileRows * cols), segment(kTileRows);
+  char* cursor = static_cast<char*>(dst);
+  for (int64_t row = begin / cols; row * cols < end;) {
+    const int64_t matrix = row / rows, first = row % rows;
+    const int64_t n = std::min({kTileRows, rows - first, (end + cols - 1) / cols - row});
+    const char* base = static_cast<const char*>(info.data) +
+                       (matrix * rows * cols + first) * static_cast<int64_t>(in_size);
+    for (int64_t c = 0; c < cols; ++c) {
+      convert_to_f32(base + c * rows * in_size, info.dtype, segment.data(), n);
+      for (int64_t j = 0; j < n; ++j) tile[j * cols + c] = segment[j];
+    }
+    const int64_t from = std::max(begin, row * cols), to = std::min(end, (row + n) * cols);
+    convert_from_f32(tile.data() + (from - row * cols), cursor, dtype, to - from);
+    cursor += (to - from) * out_size;
+    row += n;
+  }
+}
+
 }  // namespace
 
 std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds) {
@@ -245,7 +278,11 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
   }
   return materialise(plan, dtypes, backend, show_progress,
                      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-                       fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
+                       if (plan.specs()[spec_idx].transposed)
+                         fill_transposed(*sources[spec_idx][0].info, begin, end, dst,
+                                         *dtypes[spec_idx]);
+                       else
+                         fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
                      });
 }
 

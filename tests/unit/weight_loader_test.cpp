@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../loader/test_files.h"
 #include "backends/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "loader/safetensors.h"
@@ -69,6 +70,35 @@ TEST(WeightLoader, RefusesWeightsLargerThanTheFreeMemoryBeforeLoading) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A tensor stored [E, in, out] loads as [E, out, in]; 70 rows take two of the loader's tiles.
+TEST(WeightLoader, TransposedWeightsLoadWithTheirLastTwoDimsSwapped) {
+  constexpr int64_t kE = 3, kIn = 150, kOut = 70;
+  std::vector<float> stored(kE * kIn * kOut);
+  for (size_t i = 0; i < stored.size(); ++i) stored[i] = static_cast<float>(i % 9973) - 4000;
+  const testing::ScratchDir dir;
+  const std::string path = dir.write(
+      "model.safetensors",
+      testing::safetensors_bytes({{"w", "F32", {kE, kIn, kOut}, testing::bytes_of(stored)}}));
+  WeightPlan plan;
+  Tensor loaded;
+  plan.add_transposed(&loaded, "w", {kE, kIn, kOut});
+  EXPECT_EQ(plan.specs()[0].shape(), (std::vector<int64_t>{kE, kOut, kIn}));
+  const std::unique_ptr<Backend> backend = make_cpu_backend();
+  const LoadedWeights weights = load_weights(plan, Checkpoint::open(path), *backend);
+  ASSERT_EQ(loaded.ndim, 3);
+  EXPECT_EQ(loaded.size(0), kE);
+  EXPECT_EQ(loaded.size(1), kOut);
+  EXPECT_EQ(loaded.size(2), kIn);
+  std::vector<float> values(loaded.numel());
+  convert_to_f32(loaded.data, loaded.dtype, values.data(), values.size());
+  int64_t wrong = 0;
+  for (int64_t e = 0; e < kE; ++e)
+    for (int64_t o = 0; o < kOut; ++o)
+      for (int64_t i = 0; i < kIn; ++i)
+        wrong += values[(e * kOut + o) * kIn + i] != stored[(e * kIn + i) * kOut + o];
+  EXPECT_EQ(wrong, 0);
 }
 
 // The unit follows the total, so a fixture's few megabytes do not read "0.0 of 0.0 GB".
