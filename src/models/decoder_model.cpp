@@ -48,8 +48,8 @@ void DecoderModel::prepare(int64_t max_positions) {
   if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
   for (Layer& layer : layers_)
     if (layer.sparse) layer.moe.prepare(backend_);
-  const int64_t rotary_dim = options_.mla ? config_.mla.qk_rope_head_dim
-                                          : rope_rotary_dim(config_.rope, config_.head_dim);
+  const int64_t rotary_dim =
+      options_.mla ? config_.mla.qk_rope_head_dim : rope_rotary_dim(config_.rope, config_.head_dim);
   const std::vector<float> table = rope_cos_sin_table(config_.rope, rotary_dim, max_positions);
   cos_sin_storage_ = backend_.allocate(table.size() * sizeof(float));
   cos_sin_ = cos_sin_storage_.view(DType::F32, {max_positions, rotary_dim});
@@ -60,8 +60,10 @@ void DecoderModel::prepare(int64_t max_positions) {
 
 std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
   const KvLayerSpec spec =
-      options_.mla ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim)
-                   : KvLayerSpec{config_.n_kv_heads, config_.head_dim};
+      options_.mla
+          ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim,
+                                config_.is_sparse_attention() ? config_.mla.index_head_dim : 0)
+          : KvLayerSpec{config_.n_kv_heads, config_.head_dim};
   return std::vector<KvLayerSpec>(config_.n_layers, spec);
 }
 
@@ -92,7 +94,7 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
     const int idx = static_cast<int>(i);
     if (options_.mla)
       layer.mla.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
-                        cos_sin_, arena, branch);
+                        kv.index_cache(idx), cos_sin_, arena, branch);
     else
       layer.attention.forward(backend_, pre_norm(layer.input_norm, i > 0), meta, kv.k_cache(idx),
                               kv.v_cache(idx), cos_sin_, arena, branch);

@@ -10,10 +10,15 @@ namespace hadron {
 namespace {
 
 constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
-    {"LlamaForCausalLM", make_llama},        {"Qwen3ForCausalLM", make_qwen3},
-    {"Qwen3MoeForCausalLM", make_qwen3_moe}, {"MixtralForCausalLM", make_mixtral},
-    {"Glm4MoeForCausalLM", make_glm4_moe},   {"GptOssForCausalLM", make_gpt_oss},
+    {"LlamaForCausalLM", make_llama},
+    {"Qwen3ForCausalLM", make_qwen3},
+    {"Qwen3MoeForCausalLM", make_qwen3_moe},
+    {"MixtralForCausalLM", make_mixtral},
+    {"Glm4MoeForCausalLM", make_glm4_moe},
+    {"GptOssForCausalLM", make_gpt_oss},
     {"DeepseekV3ForCausalLM", make_deepseek_v3},
+    {"DeepseekV32ForCausalLM", make_deepseek_v32},
+    {"GlmMoeDsaForCausalLM", make_deepseek_v32},
 };
 
 }  // namespace
@@ -30,6 +35,7 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend)
     std::unique_ptr<Model> model = factory(config, backend);
     // Shapes the backend cannot run are refused here, before any weight loads.
     for (const KvLayerSpec& layer : model->kv_layers()) {
+      if (layer.has_index()) backend.check_sparse_attention(indexer_params_from_config(config));
       if (layer.is_latent())
         backend.check_mla(mla_params_from_config(config));
       else

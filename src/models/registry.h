@@ -18,6 +18,8 @@ std::unique_ptr<Model> make_mixtral(const ModelConfig& config, Backend& backend)
 std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_gpt_oss(const ModelConfig& config, Backend& backend);
 std::unique_ptr<Model> make_deepseek_v3(const ModelConfig& config, Backend& backend);
+// DeepSeek-V3 with sparse attention (DeepSeek-V3.2, GLM-5).
+std::unique_ptr<Model> make_deepseek_v32(const ModelConfig& config, Backend& backend);
 
 // Architectures that can run today.
 std::vector<std::string> supported_architectures();
