@@ -34,7 +34,7 @@ class DecoderModel : public Model {
   struct Layer {
     Tensor input_norm, post_attention_norm;
     AttentionBlock attention;
-    MlaAttention mla;  // options_.mla
+    MlaAttention mla;     // options_.mla
     bool sparse = false;  // moe, else mlp
     GatedMlp mlp;
     MoeBlock moe;

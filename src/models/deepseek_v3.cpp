@@ -3,6 +3,7 @@
 // sigmoid routing with a selection-only score correction, group-limited top-k and
 // routed_scaling_factor; shared experts; dense layers before first_k_dense_replace.
 // Multi-token-prediction layers in the checkpoint are skipped.
+#include "core/error.h"
 #include "models/decoder_model.h"
 #include "models/registry.h"
 
@@ -14,10 +15,7 @@ std::unique_ptr<Model> make_deepseek_v3(const ModelConfig& config, Backend& back
                 config.source);
   DecoderModelOptions options;
   options.mla = true;
-  options.moe.emplace();
-  options.moe->routing = moe_routing_from_config(config, MoeScoring::kSigmoid);
-  options.moe->correction_bias = true;
-  options.moe->shared_experts = config.moe.n_shared_experts > 0;
+  options.moe = sigmoid_corrected_moe_options(config);
   return std::make_unique<DecoderModel>(config, backend, options);
 }
 

@@ -12,10 +12,7 @@ std::unique_ptr<Model> make_glm4_moe(const ModelConfig& config, Backend& backend
   DecoderModelOptions options;
   options.attention.qkv_bias = config.attention_bias;
   options.attention.qk_norm = config.raw.value("use_qk_norm", false);
-  options.moe.emplace();
-  options.moe->routing = moe_routing_from_config(config, MoeScoring::kSigmoid);
-  options.moe->correction_bias = true;
-  options.moe->shared_experts = config.moe.n_shared_experts > 0;
+  options.moe = sigmoid_corrected_moe_options(config);
   return std::make_unique<DecoderModel>(config, backend, options);
 }
 

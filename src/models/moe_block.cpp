@@ -17,6 +17,14 @@ MoeRoutingParams moe_routing_from_config(const ModelConfig& config, MoeScoring s
   return routing;
 }
 
+MoeOptions sigmoid_corrected_moe_options(const ModelConfig& config) {
+  MoeOptions options;
+  options.routing = moe_routing_from_config(config, MoeScoring::kSigmoid);
+  options.correction_bias = true;
+  options.shared_experts = config.moe.n_shared_experts > 0;
+  return options;
+}
+
 bool is_sparse_layer(const ModelConfig& config, int64_t layer_idx) {
   const MoeConfig& moe = config.moe;
   if (!config.is_moe() || layer_idx < moe.first_k_dense_replace) return false;

@@ -45,6 +45,10 @@ struct MoeOptions {
 // Routing parameters as the config gives them (top-k, norm_topk_prob, groups, scaling).
 MoeRoutingParams moe_routing_from_config(const ModelConfig& config, MoeScoring scoring);
 
+// DeepSeek-style experts (GLM-4.5, DeepSeek-V3): sigmoid routing with a selection-only
+// e_score_correction_bias, the config's groups and scaling, shared experts when it has them.
+MoeOptions sigmoid_corrected_moe_options(const ModelConfig& config);
+
 // Whether layer `layer_idx` uses experts: MoE configs with decoder_sparse_step,
 // mlp_only_layers and first_k_dense_replace as transformers reads them.
 bool is_sparse_layer(const ModelConfig& config, int64_t layer_idx);

@@ -75,6 +75,13 @@ GenerationRequest greedy_request(std::vector<int32_t> prompt, int64_t max_tokens
   return request;
 }
 
+void expect_same_completions(const std::vector<GenerationResult>& results,
+                             const std::vector<GenerationResult>& expected) {
+  ASSERT_EQ(results.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
+}
+
 std::vector<int32_t> alone(LoadedModel& model, const GenerationRequest& request) {
   return generate(model, {request})[0].completions[0];
 }
@@ -111,8 +118,7 @@ TEST_P(EngineTest, PreemptedRequestsProduceTheSameOutput) {
   const auto results = generate(*tight, batch, nullptr, &stats);
   EXPECT_GT(stats.engine.n_preemptions, 0);
   EXPECT_GT(stats.engine.n_recomputed_tokens, 0);
-  for (size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
+  expect_same_completions(results, expected);
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
 }
 
@@ -399,8 +405,7 @@ TEST_P(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
   const auto results = generate(*tight, batch, nullptr, &stats);
   EXPECT_GT(stats.engine.n_preemptions, 0);
   EXPECT_GE(stats.engine.prefix_hit_tokens, 24);
-  for (size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(results[i].completions[0], expected[i].completions[0]) << "request " << i;
+  expect_same_completions(results, expected);
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
 }
 

@@ -107,10 +107,10 @@ TEST_P(FixtureTest, GreedyContinuationsAreIdentical) {
 
 std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> cases;
-  for (const char* name : {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4", "llama3-hd64",
-                           "qwen3-hd128", "qwen3-moe", "mixtral", "glm4-moe", "gpt-oss",
-                           "qwen3-moe-hd64", "mixtral-hd64", "glm4-moe-hd64", "gpt-oss-hd64",
-                           "deepseek-v3", "moonlight", "deepseek-v3.2", "glm-5"})
+  for (const char* name :
+       {"llama3", "llama-linear-rope", "qwen3-tied", "qwen3-gqa4", "llama3-hd64", "qwen3-hd128",
+        "qwen3-moe", "mixtral", "glm4-moe", "gpt-oss", "qwen3-moe-hd64", "mixtral-hd64",
+        "glm4-moe-hd64", "gpt-oss-hd64", "deepseek-v3", "moonlight", "deepseek-v3.2", "glm-5"})
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
   cases.push_back({"default-model", "config.json", "models/default"});  // the shipped model

@@ -52,8 +52,8 @@ TEST(MlaReference, AbsorbedFormEqualsExpandedAttention) {
   std::vector<int32_t> block_tables = {6, 1, 3, 0, 2, 5, 7, 4};  // [2, 4], shuffled blocks
   const int64_t max_blocks = 4;
   std::vector<float> kv_norm = normal_floats(rng, p.latent_dim, 1.0f);
-  std::vector<float> kv_b = normal_floats(rng, p.n_heads * (p.nope_dim + p.v_dim) * p.latent_dim,
-                                          0.3f);
+  std::vector<float> kv_b =
+      normal_floats(rng, p.n_heads * (p.nope_dim + p.v_dim) * p.latent_dim, 0.3f);
   std::vector<float> cos_sin(32 * p.rope_dim);
   for (int64_t pos = 0; pos < 32; ++pos)
     for (int64_t i = 0; i < p.rope_dim / 2; ++i) {
@@ -63,7 +63,8 @@ TEST(MlaReference, AbsorbedFormEqualsExpandedAttention) {
     }
   auto backend = make_cpu_backend();
   std::vector<float> cache(n_blocks * block_size * entry, 0.0f);
-  const Tensor cache_t = Tensor::view_of(cache.data(), DType::F32, {n_blocks, block_size, 1, entry});
+  const Tensor cache_t =
+      Tensor::view_of(cache.data(), DType::F32, {n_blocks, block_size, 1, entry});
   // Every token's raw kv (kv_a_proj output) per sequence, written to the cache as steps would.
   std::vector<std::vector<float>> raw_kv(2);
   std::vector<float> q_all;
@@ -71,11 +72,11 @@ TEST(MlaReference, AbsorbedFormEqualsExpandedAttention) {
   for (int s = 0; s < 2; ++s) {
     raw_kv[s] = normal_floats(rng, (past[s] + q_len[s]) * entry, 1.0f);
     for (int64_t j = 0; j < past[s] + q_len[s]; ++j) {
-      const auto slot = static_cast<int32_t>(block_tables[s * max_blocks + j / block_size] *
-                                                 block_size + j % block_size);
+      const auto slot = static_cast<int32_t>(
+          block_tables[s * max_blocks + j / block_size] * block_size + j % block_size);
       if (j < past[s]) {  // an earlier step's write, through the same op
-        std::vector<float> q_dummy(p.n_heads * qk, 0.0f), kv(raw_kv[s].begin() + j * entry,
-                                                             raw_kv[s].begin() + (j + 1) * entry);
+        std::vector<float> q_dummy(p.n_heads * qk, 0.0f),
+            kv(raw_kv[s].begin() + j * entry, raw_kv[s].begin() + (j + 1) * entry);
         std::vector<int32_t> pos = {static_cast<int32_t>(j)}, slot_v = {slot};
         backend->mla_rope_store(f32(q_dummy, {1, p.n_heads, qk}), f32(kv, {1, entry}),
                                 f32(kv_norm, {p.latent_dim}), i32(pos, {1}),

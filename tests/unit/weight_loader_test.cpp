@@ -15,13 +15,13 @@ namespace {
 
 const std::string kFixture = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/qwen3-tied";
 
-std::string load_error(ModelConfig config) {
+std::string load_error(ModelConfig config, const std::string& dir = kFixture) {
   const std::unique_ptr<Backend> backend = make_cpu_backend();
   const std::unique_ptr<Model> model = create_model(config, *backend);
   WeightPlan plan;
   model->declare_weights(plan);
   try {
-    load_weights(plan, Checkpoint::open(kFixture), *backend);
+    load_weights(plan, Checkpoint::open(dir), *backend);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -40,6 +40,22 @@ TEST(WeightLoader, ReportsUnusedTensors) {
   EXPECT_NE(error.find("unused checkpoint tensor model.layers.0.self_attn.q_norm.weight"),
             std::string::npos)
       << error;
+}
+
+// A multi-token-prediction layer is stored as layer num_hidden_layers: skipped, not reported
+// as unused. The deepseek-v3 fixture's last layer (an MoE one) stands in for it here.
+TEST(WeightLoader, SkipsMultiTokenPredictionLayers) {
+  const std::string deepseek = std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/deepseek-v3";
+  ModelConfig config = load_model_config(deepseek);
+  EXPECT_EQ(load_error(config, deepseek), "");
+  config.n_layers -= 1;
+  config.layer_types.pop_back();
+  const std::string error = load_error(config, deepseek);
+  EXPECT_NE(error.find("unused checkpoint tensor model.layers.2.input_layernorm.weight"),
+            std::string::npos)
+      << error;
+  config.n_mtp_layers = 1;
+  EXPECT_EQ(load_error(config, deepseek), "");
 }
 
 TEST(WeightLoader, ReportsShapeMismatchesWithFileAndShapes) {

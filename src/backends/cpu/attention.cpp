@@ -77,6 +77,18 @@ void attend(const AttentionJob& job, const float* q, int64_t head, int64_t kv_he
 
 }  // namespace
 
+std::vector<RowPlace> row_places(const BatchMeta& meta) {
+  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
+  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
+  std::vector<RowPlace> places(meta.n_tokens);
+  for (int32_t s = 0; s < meta.n_seqs; ++s) {
+    const int64_t q_len = cu_seqlens[s + 1] - cu_seqlens[s];
+    for (int32_t t = cu_seqlens[s]; t < cu_seqlens[s + 1]; ++t)
+      places[t] = {s, kv_lens[s] - q_len + (t - cu_seqlens[s])};
+  }
+  return places;
+}
+
 void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                            const BatchMeta& meta, const AttentionParams& params,
                            const Tensor& out) {
@@ -93,13 +105,8 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
     sinks.resize(n_heads);
     load_row_f32(params.sinks, 0, n_heads, sinks.data());
   }
-  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
-  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
   const int64_t max_blocks = meta.block_tables.size(1);
-  // Row t of the batch belongs to sequence seq_of[t].
-  std::vector<int32_t> seq_of(meta.n_tokens);
-  for (int s = 0; s < meta.n_seqs; ++s)
-    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const std::vector<RowPlace> places = row_places(meta);
   const int64_t group = n_heads / n_kv_heads;
   const int64_t work = int64_t{meta.n_tokens} * n_heads * meta.max_kv_len * head_dim * 2;
   ThreadPool::global().parallel_for(
@@ -108,9 +115,7 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
         std::vector<float> scores;
         for (int64_t item = begin; item < end; ++item) {
           const int64_t t = item / n_heads, h = item % n_heads;
-          const int s = seq_of[t];
-          const int64_t q_len = cu_seqlens[s + 1] - cu_seqlens[s];
-          const int64_t position = kv_lens[s] - q_len + (t - cu_seqlens[s]);
+          const int64_t s = places[t].seq;
           const AttentionJob job{q.ptr<float>(),
                                  k_cache.ptr<float>(),
                                  v_cache.ptr<float>(),
@@ -122,8 +127,8 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k_cache, const Tensor&
                                  params.scale,
                                  params.sliding_window,
                                  sinks.empty() ? nullptr : sinks.data()};
-          attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h, h / group, position,
-                 out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
+          attend(job, q.ptr<float>() + (t * n_heads + h) * head_dim, h, h / group,
+                 places[t].position, out.ptr<float>() + (t * n_heads + h) * head_dim, scores);
         }
       },
       work);

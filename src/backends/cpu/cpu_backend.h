@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "ops/backend.h"
 
@@ -74,5 +75,15 @@ void load_row_f32(const Tensor& t, int64_t offset, int64_t n, float* dst);
 void rms_normalize(const float* x, const float* weight, int64_t width, float eps, float* out);
 // Rotates one head in place; cos_sin_row holds rotary_dim/2 cosines then as many sines.
 void rope_head(float* head, const float* cos_sin_row, int64_t rotary_dim, RopeStyle style);
+// Throws unless a token's position fits the rope table and its slot the paged cache.
+void check_position_and_slot(int32_t position, const Tensor& cos_sin, int32_t slot,
+                             int64_t n_slots);
+
+// Where each row of a step's batch sits: its sequence and its position in that sequence.
+struct RowPlace {
+  int32_t seq = 0;
+  int64_t position = 0;
+};
+std::vector<RowPlace> row_places(const BatchMeta& meta);
 
 }  // namespace hadron

@@ -57,9 +57,7 @@ void CpuBackend::indexer_rope_store(const Tensor& q, const Tensor& k, const Tens
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int32_t pos = positions.ptr<int32_t>()[t];
     const int32_t slot = slot_mapping.ptr<int32_t>()[t];
-    HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
-                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
-                 slot, n_slots);
+    check_position_and_slot(pos, cos_sin, slot, n_slots);
     const float* rope_row = cos_sin.ptr<float>() + pos * params.rope_dim;
     for (int64_t h = 0; h < n_heads; ++h)
       rope_head(q.ptr<float>() + (t * n_heads + h) * dim, rope_row, params.rope_dim, params.style);
@@ -82,21 +80,16 @@ void CpuBackend::indexer_select(const Tensor& q, const Tensor& head_weights,
                    selected.numel() == int64_t{meta.n_tokens} * top_k,
                "indexer_select q {} weights {} over cache {} into {}", q.describe(),
                head_weights.describe(), index_cache.describe(), selected.describe());
-  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
-  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
   const int64_t max_blocks = meta.block_tables.size(1), block_size = index_cache.size(1);
-  std::vector<int32_t> seq_of(meta.n_tokens);
-  for (int s = 0; s < meta.n_seqs; ++s)
-    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const std::vector<RowPlace> places = row_places(meta);
   ThreadPool::global().parallel_for(
       meta.n_tokens,
       [&](int64_t begin, int64_t end) {
         std::vector<std::pair<float, int32_t>> scored;  // (score, position)
         for (int64_t t = begin; t < end; ++t) {
-          const int32_t seq = seq_of[t];
-          const int64_t q_len = cu_seqlens[seq + 1] - cu_seqlens[seq];
-          const int64_t position = kv_lens[seq] - q_len + (t - cu_seqlens[seq]);
-          const int32_t* block_table = meta.block_tables.ptr<int32_t>() + seq * max_blocks;
+          const int64_t position = places[t].position;
+          const int32_t* block_table =
+              meta.block_tables.ptr<int32_t>() + places[t].seq * max_blocks;
           const float* w = head_weights.ptr<float>() + t * n_heads;
           scored.clear();
           for (int32_t j = 0; j <= position; ++j) {

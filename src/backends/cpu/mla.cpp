@@ -38,9 +38,7 @@ void CpuBackend::mla_rope_store(const Tensor& q, const Tensor& kv, const Tensor&
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int32_t pos = positions.ptr<int32_t>()[t];
     const int32_t slot = slot_mapping.ptr<int32_t>()[t];
-    HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
-                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
-                 slot, n_slots);
+    check_position_and_slot(pos, cos_sin, slot, n_slots);
     const float* rope_row = cos_sin.ptr<float>() + pos * rope;
     for (int64_t h = 0; h < n_heads; ++h)
       rope_head(q.ptr<float>() + (t * n_heads + h) * qk + params.nope_dim, rope_row, rope,
@@ -123,12 +121,8 @@ void attend_all(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
                    out.numel() == int64_t{meta.n_tokens} * n_heads * params.v_dim,
                "mla_attention q {} over cache {} with kv_b {} into {}", q.describe(),
                latent_cache.describe(), kv_b.describe(), out.describe());
-  const int32_t* cu_seqlens = meta.cu_seqlens_q.ptr<int32_t>();
-  const int32_t* kv_lens = meta.seq_lens_kv.ptr<int32_t>();
   const int64_t max_blocks = meta.block_tables.size(1);
-  std::vector<int32_t> seq_of(meta.n_tokens);
-  for (int s = 0; s < meta.n_seqs; ++s)
-    std::fill(seq_of.begin() + cu_seqlens[s], seq_of.begin() + cu_seqlens[s + 1], s);
+  const std::vector<RowPlace> places = row_places(meta);
   const int64_t work = int64_t{meta.n_tokens} * n_heads *
                        (meta.max_kv_len * params.entry_dim() * 2 + head_rows * latent * 2);
   // Head-major items, so a worker converts each head's kv_b rows once for its tokens.
@@ -150,13 +144,12 @@ void attend_all(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
                          s.w_v.data());
             loaded_head = h;
           }
-          const int32_t seq = seq_of[t];
-          const int64_t q_len = cu_seqlens[seq + 1] - cu_seqlens[seq];
-          const int64_t position = kv_lens[seq] - q_len + (t - cu_seqlens[seq]);
-          select_keys(selected, t, position, s.keys);
+          const RowPlace place = places[t];
+          select_keys(selected, t, place.position, s.keys);
           attend_latent(params, q.ptr<float>() + (t * n_heads + h) * qk, latent_cache.ptr<float>(),
-                        meta.block_tables.ptr<int32_t>() + seq * max_blocks, latent_cache.size(1),
-                        s, out.ptr<float>() + (t * n_heads + h) * params.v_dim);
+                        meta.block_tables.ptr<int32_t>() + place.seq * max_blocks,
+                        latent_cache.size(1), s,
+                        out.ptr<float>() + (t * n_heads + h) * params.v_dim);
         }
       },
       work);

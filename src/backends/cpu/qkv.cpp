@@ -7,6 +7,13 @@
 
 namespace hadron {
 
+void check_position_and_slot(int32_t position, const Tensor& cos_sin, int32_t slot,
+                             int64_t n_slots) {
+  HADRON_CHECK(position >= 0 && position < cos_sin.size(0) && slot >= 0 && slot < n_slots,
+               "position {} (table {}) or slot {} (cache {}) out of range", position,
+               cos_sin.size(0), slot, n_slots);
+}
+
 void CpuBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                                 const Tensor& positions, const Tensor& cos_sin,
                                 const QkvParams& params, const Tensor& k_cache,
@@ -28,9 +35,7 @@ void CpuBackend::qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const T
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int32_t pos = positions.ptr<int32_t>()[t];
     const int32_t slot = slot_mapping.ptr<int32_t>()[t];
-    HADRON_CHECK(pos >= 0 && pos < cos_sin.size(0) && slot >= 0 && slot < n_slots,
-                 "position {} (table {}) or slot {} (cache {}) out of range", pos, cos_sin.size(0),
-                 slot, n_slots);
+    check_position_and_slot(pos, cos_sin, slot, n_slots);
     const float* row = qkv.ptr<float>() + t * width;
     const float* rope_row = cos_sin.ptr<float>() + pos * rotary_dim;
     float* q = q_out.ptr<float>() + t * nq * d;
