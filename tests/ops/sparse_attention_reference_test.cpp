@@ -7,27 +7,19 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
+#include "reference_inputs.h"
 
 namespace hadron {
 namespace {
 
-std::vector<float> normal_floats(std::mt19937_64& rng, int64_t n, float scale) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(n);
-  for (float& v : values) v = normal(rng);
-  return values;
-}
-
-Tensor f32(std::vector<float>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::F32, shape);
-}
-Tensor i32(std::vector<int32_t>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::I32, shape);
-}
+using testing::f32;
+using testing::i32;
+using testing::normal_floats;
 
 // cos_sin rows as the model's table: rope_dim/2 cosines then as many sines.
 std::vector<float> rope_table(int64_t n_positions, int64_t rope_dim) {
@@ -49,6 +41,17 @@ void rope_halves(double* x, int64_t dim, int64_t position) {
     x[i] = a * std::cos(angle) - b * std::sin(angle);
     x[i + dim / 2] = b * std::cos(angle) + a * std::sin(angle);
   }
+}
+
+// max |a - b| / max |a| over the first n values of each, and max |a| (so a test can check the
+// comparison is not of near-zeros).
+std::pair<double, double> max_relative_error(const float* a, const float* b, int64_t n) {
+  double worst = 0, max_ref = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    worst = std::max(worst, std::abs(double{a[i]} - b[i]));
+    max_ref = std::max(max_ref, std::abs(double{a[i]}));
+  }
+  return {worst / max_ref, max_ref};
 }
 
 // One sequence of n tokens in one step, its cache in blocks of 4 laid out in reverse.
@@ -193,13 +196,10 @@ TEST(SparseAttentionReference, SelectingEveryPredecessorEqualsDenseMla) {
   backend->sparse_mla_attention(f32(s.q, {n, p.n_heads, p.qk_dim()}), cache_t, kv_b_t,
                                 i32(selected, {n, top_k}), seq.meta, p,
                                 f32(sparse, {n, p.n_heads, p.v_dim}));
-  double worst = 0, max_ref = 0;
-  for (size_t i = 0; i < dense.size(); ++i) {
-    worst = std::max(worst, std::abs(double{dense[i]} - sparse[i]));
-    max_ref = std::max(max_ref, std::abs(double{dense[i]}));
-  }
+  const auto [error, max_ref] =
+      max_relative_error(dense.data(), sparse.data(), static_cast<int64_t>(dense.size()));
   ASSERT_GT(max_ref, 0.1);
-  EXPECT_LE(worst / max_ref, 1e-6) << "worst |diff| " << worst << " of max " << max_ref;
+  EXPECT_LE(error, 1e-6);
 }
 
 TEST(SparseAttentionReference, AttendingToASelectionEqualsDenseMlaOverIt) {
@@ -239,14 +239,11 @@ TEST(SparseAttentionReference, AttendingToASelectionEqualsDenseMlaOverIt) {
                          f32(cache, {small.n_blocks(), 4, 1, entry}),
                          f32(s.kv_b, {p.n_heads * (p.nope_dim + p.v_dim), p.latent_dim}),
                          small.meta, p, f32(dense, {n_keys, p.n_heads, p.v_dim}));
-  double worst = 0, max_ref = 0;
-  for (int64_t i = 0; i < p.n_heads * p.v_dim; ++i) {
-    const double ref = dense[(n_keys - 1) * p.n_heads * p.v_dim + i];
-    worst = std::max(worst, std::abs(ref - sparse[last * p.n_heads * p.v_dim + i]));
-    max_ref = std::max(max_ref, std::abs(ref));
-  }
+  const auto [error, max_ref] =
+      max_relative_error(dense.data() + (n_keys - 1) * p.n_heads * p.v_dim,
+                         sparse.data() + last * p.n_heads * p.v_dim, p.n_heads * p.v_dim);
   ASSERT_GT(max_ref, 0.1);
-  EXPECT_LE(worst / max_ref, 1e-6) << "worst |diff| " << worst << " of max " << max_ref;
+  EXPECT_LE(error, 1e-6);
 }
 
 }  // namespace
