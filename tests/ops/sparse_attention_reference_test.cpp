@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/error.h"
 #include "ops/backend.h"
 #include "reference_inputs.h"
 
@@ -244,6 +246,24 @@ TEST(SparseAttentionReference, AttendingToASelectionEqualsDenseMlaOverIt) {
                          sparse.data() + last * p.n_heads * p.v_dim, p.n_heads * p.v_dim);
   ASSERT_GT(max_ref, 0.1);
   EXPECT_LE(error, 1e-6);
+}
+
+// A backend without the ops (Backend's defaults, as CUDA has today) refuses up front, naming
+// itself and the way out.
+TEST(SparseAttentionReference, BackendsWithoutTheOpsRefuse) {
+  IndexerParams p;
+  p.n_heads = 64, p.head_dim = 128, p.rope_dim = 64, p.top_k = 2048;
+  auto backend = make_cpu_backend();
+  try {
+    backend->Backend::check_sparse_attention(p);
+    FAIL() << "no refusal";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("the cpu backend does not run DeepSeek sparse attention"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("--device cpu"), std::string::npos) << message;
+  }
 }
 
 }  // namespace
