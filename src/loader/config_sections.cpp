@@ -126,9 +126,9 @@ void read_indexer(const ConfigReader& config, MlaConfig& mla) {
     config.fail("index_head_dim", "must be at least qk_rope_head_dim (the indexer's rope part)");
   if (mla.q_lora_rank <= 0)
     config.fail("q_lora_rank", "must be positive with index_topk (the indexer's query input)");
-  // transformers' DeepseekV32Config and vLLM default to rotating halves.
+  // Absent (DeepSeek-V3.2): rotate halves, as transformers' DeepSeek-V3.2 indexer and vLLM do.
   mla.index_rope_interleaved = config.boolean("indexer_rope_interleave", false);
-  // GLM-5.1's "shared" layers reuse the previous layer's selection (IndexCache).
+  // "shared" layers reuse the previous layer's selection (IndexCache, arXiv 2603.12201).
   for (const std::string& type : config.strings("indexer_types"))
     if (type != "full")
       config.fail("indexer_types", "holds '" + type + "': only 'full' indexers are supported");
