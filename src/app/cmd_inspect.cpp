@@ -38,10 +38,11 @@ void print_kv_per_token(const std::vector<KvLayerSpec>& layers) {
   for (const KvLayerSpec& layer : layers) values += layer.values_per_token();
   if (layers.empty()) return;
   const KvLayerSpec& first = layers.front();
-  const std::string per_layer =
+  std::string per_layer =
       first.is_latent() ? fmt::format("latent {} + rope key {}", first.latent_dim,
                                       first.head_dim - first.latent_dim)
                         : fmt::format("K and V {} heads x {}", first.n_kv_heads, first.head_dim);
+  if (first.has_index()) per_layer += fmt::format(" + indexer key {}", first.index_dim);
   std::printf(
       "kv cache per token: %lld values over %zu layers (%s per layer), %lld bytes in BF16\n",
       static_cast<long long>(values), layers.size(), per_layer.c_str(),

@@ -32,6 +32,11 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
       cursor += t.nbytes();
       list->push_back(t);
     }
+    index_.emplace_back();
+    if (!layer.has_index()) continue;
+    index_.back() =
+        Tensor::view_of(cursor, dtype, {n_blocks, block_size, layer.index_dim}, backend.device());
+    cursor += index_.back().nbytes();
   }
 }
 

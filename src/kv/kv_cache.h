@@ -1,6 +1,8 @@
 // The paged KV pool: per attention layer, K and V caches of n_blocks blocks of block_size
 // tokens, allocated on the backend's device. A multi-head latent attention (MLA) layer keeps
-// one cache: per token the compressed latent and the rope key, no V.
+// one cache: per token the compressed latent and the rope key, no V. A sparse-attention layer
+// (DeepSeek-V3.2, GLM-5) also keeps its lightning indexer's key per token, in the same blocks,
+// so prefix caching, chunked prefill and preemption treat it like the latent.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +19,18 @@ struct KvLayerSpec {
   // MLA: k_cache holds per token [latent | rope key] (one head of head_dim = latent_dim +
   // rope_dim values, as made by latent()); there is no v_cache.
   int64_t latent_dim = 0;
+  // Sparse attention: index_cache holds per token the indexer key of index_dim values.
+  int64_t index_dim = 0;
 
-  static KvLayerSpec latent(int64_t latent_dim, int64_t rope_dim) {
-    return {1, latent_dim + rope_dim, latent_dim};
+  static KvLayerSpec latent(int64_t latent_dim, int64_t rope_dim, int64_t index_dim = 0) {
+    return {1, latent_dim + rope_dim, latent_dim, index_dim};
   }
   bool is_latent() const { return latent_dim > 0; }
+  bool has_index() const { return index_dim > 0; }
   // Values one token keeps in this layer's caches.
-  int64_t values_per_token() const { return (is_latent() ? 1 : 2) * n_kv_heads * head_dim; }
+  int64_t values_per_token() const {
+    return (is_latent() ? 1 : 2) * n_kv_heads * head_dim + index_dim;
+  }
 };
 
 // The per-sequence state of one linear-attention (gated DeltaNet) layer.
@@ -47,11 +54,14 @@ class KvCache {
   // layer k_cache(l) is [n_blocks, block_size, 1, latent_dim + rope_dim] and v_cache(l) undefined.
   const Tensor& k_cache(int layer) const { return k_[layer]; }
   const Tensor& v_cache(int layer) const { return v_[layer]; }
+  // index_cache(l): [n_blocks, block_size, index_dim] for a layer with has_index(), else
+  // undefined.
+  const Tensor& index_cache(int layer) const { return index_[layer]; }
   int64_t n_blocks() const { return n_blocks_; }
   int64_t block_size() const { return block_size_; }
   size_t bytes() const { return storage_.bytes(); }
 
-  // Bytes one block takes over all layers, K and V (or latent).
+  // Bytes one block takes over all layers, K and V (or latent, and indexer keys).
   static size_t bytes_per_block(const std::vector<KvLayerSpec>& layers, int64_t block_size,
                                 DType dtype);
 
@@ -74,7 +84,7 @@ class KvCache {
   int64_t n_blocks_ = 0;
   int64_t block_size_ = 0;
   Buffer storage_;
-  std::vector<Tensor> k_, v_;
+  std::vector<Tensor> k_, v_, index_;
   int64_t n_state_slots_ = 0;
   Buffer state_storage_;
   std::vector<Tensor> conv_, recurrent_;

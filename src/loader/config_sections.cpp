@@ -120,6 +120,21 @@ MoeConfig read_moe(const ConfigReader& config, int64_t intermediate_size, int64_
   return moe;
 }
 
+// The lightning indexer of DeepSeek sparse attention (index_topk > 0).
+void read_indexer(const ConfigReader& config, MlaConfig& mla) {
+  if (mla.index_n_heads <= 0) config.fail("index_n_heads", "must be positive with index_topk");
+  if (mla.index_head_dim < mla.qk_rope_head_dim)
+    config.fail("index_head_dim", "must be at least qk_rope_head_dim (the indexer's rope part)");
+  if (mla.q_lora_rank <= 0)
+    config.fail("q_lora_rank", "must be positive with index_topk (the indexer's query input)");
+  // Absent (DeepSeek-V3.2): rotate halves, as transformers' DeepSeek-V3.2 indexer and vLLM do.
+  mla.index_rope_interleaved = config.boolean("indexer_rope_interleave", false);
+  // "shared" layers reuse the previous layer's selection (IndexCache, arXiv 2603.12201).
+  for (const std::string& type : config.strings("indexer_types"))
+    if (type != "full")
+      config.fail("indexer_types", "holds '" + type + "': only 'full' indexers are supported");
+}
+
 MlaConfig read_mla(const ConfigReader& config) {
   MlaConfig mla;
   mla.kv_lora_rank = bounded_integer(config, "kv_lora_rank", 0, kMaxDim);
@@ -136,6 +151,7 @@ MlaConfig read_mla(const ConfigReader& config) {
   mla.index_n_heads = bounded_integer(config, "index_n_heads", 0, kMaxDim);
   mla.index_head_dim = bounded_integer(config, "index_head_dim", 0, kMaxDim);
   mla.index_topk = config.integer("index_topk", 0);
+  if (mla.index_topk > 0) read_indexer(config, mla);
   return mla;
 }
 
@@ -185,7 +201,9 @@ std::vector<LayerKind> read_layer_types(const ConfigReader& config, int64_t n_la
       config.fail("layer_types", "has " + std::to_string(names.size()) + " entries for " +
                                      std::to_string(n_layers) + " layers");
     for (const std::string& name : names) {
-      if (name == "full_attention")
+      // DeepSeek-V3.2 / GLM-5 name their layers deepseek_sparse_attention: attention over the
+      // whole causal context, of which the indexer (MlaConfig::index_topk) picks the keys.
+      if (name == "full_attention" || name == "deepseek_sparse_attention")
         kinds.push_back(LayerKind::kFullAttention);
       else if (name == "sliding_attention")
         kinds.push_back(LayerKind::kSlidingAttention);
@@ -193,7 +211,8 @@ std::vector<LayerKind> read_layer_types(const ConfigReader& config, int64_t n_la
         kinds.push_back(LayerKind::kLinearAttention);
       else
         config.fail("layer_types", "holds '" + name + "' (supported: full_attention, " +
-                                       "sliding_attention, linear_attention)");
+                                       "sliding_attention, linear_attention, " +
+                                       "deepseek_sparse_attention)");
     }
     return kinds;
   }

@@ -99,9 +99,11 @@ void read_all(const ConfigReader& config, const json& root, ModelConfig& out) {
   out.head_dim = read_head_dim(config, out);
   out.rope = read_rope(config, out.max_position_embeddings);
   // transformers' DeepseekV3Config defaults rope_interleave to true (DeepSeek's and Moonshot's
-  // own modeling code always rotates adjacent pairs of the rope part).
+  // own modeling code always rotates adjacent pairs of the rope part); its DeepSeek-V3.2 model
+  // rotates pairs without reading the key.
   if (!config.has("rope_interleave") &&
-      (out.model_type == "deepseek_v3" || out.model_type == "kimi_k2"))
+      (out.model_type == "deepseek_v3" || out.model_type == "kimi_k2" ||
+       out.model_type == "deepseek_v32"))
     out.rope.interleaved = true;
   out.moe = read_moe(config, out.intermediate_size, out.n_layers);
   if (!out.is_moe() && out.intermediate_size <= 0)

@@ -64,7 +64,8 @@ struct MlaConfig {
   // DeepSeek-V3.2 / GLM-5 sparse attention indexer
   int64_t index_n_heads = 0;
   int64_t index_head_dim = 0;
-  int64_t index_topk = 0;
+  int64_t index_topk = 0;               // > 0: sparse attention
+  bool index_rope_interleaved = false;  // indexer_rope_interleave: its RoPE rotates adjacent pairs
 };
 
 struct LinearAttentionConfig {  // gated DeltaNet (Qwen3-Next, Qwen3.5)
@@ -124,6 +125,7 @@ struct ModelConfig {
 
   bool is_moe() const { return moe.n_experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
+  bool is_sparse_attention() const { return is_mla() && mla.index_topk > 0; }
 };
 
 // Parses a config.json object. `source` names it in errors.

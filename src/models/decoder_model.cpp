@@ -97,8 +97,10 @@ std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
   for (const Layer& layer : layers_)
     if (layer.kind != LayerKind::kLinearAttention)
       specs.push_back(
-          options_.mla ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim)
-                       : KvLayerSpec{config_.n_kv_heads, config_.head_dim});
+          options_.mla
+              ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim,
+                                    config_.is_sparse_attention() ? config_.mla.index_head_dim : 0)
+              : KvLayerSpec{config_.n_kv_heads, config_.head_dim});
   return specs;
 }
 
@@ -119,7 +121,8 @@ void DecoderModel::mix(const Layer& layer, const AddRmsNorm& input, const BatchM
     layer.gated_attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
                                   arena, out);
   else if (options_.mla)
-    layer.mla.forward(backend_, input, meta, kv.k_cache(idx), cos_sin_, arena, out);
+    layer.mla.forward(backend_, input, meta, kv.k_cache(idx), kv.index_cache(idx), cos_sin_, arena,
+                      out);
   else
     layer.attention.forward(backend_, input, meta, kv.k_cache(idx), kv.v_cache(idx), cos_sin_,
                             arena, out);

@@ -46,9 +46,11 @@ void MlaAttention::declare(WeightPlan& plan, const std::string& prefix, const Mo
            {nh * (params_.nope_dim + params_.v_dim), params_.latent_dim});
   plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nh * params_.v_dim});
   if (bias) plan.add(&o_bias_, prefix + "o_proj.bias", {hidden});
+  if (config.is_sparse_attention()) indexer_.emplace().declare(plan, prefix + "indexer.", config);
 }
 
-Tensor MlaAttention::query(Backend& backend, const Tensor& normed, Arena& arena) const {
+Tensor MlaAttention::query(Backend& backend, const Tensor& normed, Arena& arena,
+                           Tensor& q_resid) const {
   const int64_t n_tokens = normed.size(0);
   const DType act = backend.activation_dtype();
   const Tensor q = arena.alloc(act, {n_tokens, params_.n_heads, params_.qk_dim()});
@@ -62,22 +64,30 @@ Tensor MlaAttention::query(Backend& backend, const Tensor& normed, Arena& arena)
   backend.linear(normed, q_a_proj_, q_a_bias_, q_a);
   backend.rms_norm(q_a, q_a_norm_, kLatentNormEps, q_a_normed);
   backend.linear(q_a_normed, q_b_proj_, Tensor{}, q_2d);
+  q_resid = q_a_normed;
   return q;
 }
 
 void MlaAttention::forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,
-                           const Tensor& latent_cache, const Tensor& cos_sin, Arena& arena,
-                           const Tensor& out) const {
+                           const Tensor& latent_cache, const Tensor& index_cache,
+                           const Tensor& cos_sin, Arena& arena, const Tensor& out) const {
   const int64_t n_tokens = input.residual.size(0), nh = params_.n_heads;
   const DType act = backend.activation_dtype();
   const Tensor kv = arena.alloc(act, {n_tokens, params_.entry_dim()});
   // Writes input.normed too, which the query projection reads.
   backend.add_rms_norm_linear(input, kv_a_proj_, kv_a_bias_, kv);
-  const Tensor q = query(backend, input.normed, arena);
+  Tensor q_resid;
+  const Tensor q = query(backend, input.normed, arena, q_resid);
   backend.mla_rope_store(q, kv, kv_a_norm_, meta.positions, cos_sin, params_, latent_cache,
                          meta.slot_mapping);
   const Tensor attn = arena.alloc(act, {n_tokens, nh * params_.v_dim});
-  backend.mla_attention(q, latent_cache, kv_b_proj_, meta, params_, attn);
+  if (indexer_) {
+    const Tensor selected =
+        indexer_->select(backend, input.normed, q_resid, meta, index_cache, cos_sin, arena);
+    backend.sparse_mla_attention(q, latent_cache, kv_b_proj_, selected, meta, params_, attn);
+  } else {
+    backend.mla_attention(q, latent_cache, kv_b_proj_, meta, params_, attn);
+  }
   backend.linear(attn, o_proj_, o_bias_, out);
 }
 

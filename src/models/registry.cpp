@@ -21,6 +21,8 @@ constexpr std::pair<const char*, ModelFactory> kRegistry[] = {
     {"Qwen3NextForCausalLM", make_qwen3_next},
     {"Qwen3_5ForConditionalGeneration", make_qwen3_5},
     {"Qwen3_5MoeForConditionalGeneration", make_qwen3_5},
+    {"DeepseekV32ForCausalLM", make_deepseek_v32},
+    {"GlmMoeDsaForCausalLM", make_deepseek_v32},
 };
 
 }  // namespace
@@ -37,6 +39,7 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, Backend& backend)
     std::unique_ptr<Model> model = factory(config, backend);
     // Shapes the backend cannot run are refused here, before any weight loads.
     for (const KvLayerSpec& layer : model->kv_layers()) {
+      if (layer.has_index()) backend.check_sparse_attention(indexer_params_from_config(config));
       if (layer.is_latent())
         backend.check_mla(mla_params_from_config(config));
       else

@@ -21,6 +21,8 @@ std::unique_ptr<Model> make_deepseek_v3(const ModelConfig& config, Backend& back
 std::unique_ptr<Model> make_qwen3_next(const ModelConfig& config, Backend& backend);
 // Qwen3.5, dense or MoE (the config says which).
 std::unique_ptr<Model> make_qwen3_5(const ModelConfig& config, Backend& backend);
+// DeepSeek-V3 with sparse attention (DeepSeek-V3.2, GLM-5).
+std::unique_ptr<Model> make_deepseek_v32(const ModelConfig& config, Backend& backend);
 
 // Architectures that can run today.
 std::vector<std::string> supported_architectures();

@@ -52,6 +52,21 @@ struct MlaParams {
   int64_t entry_dim() const { return latent_dim + rope_dim; }  // values per cached token
 };
 
+// Shapes of DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5). Per token it
+// scores every earlier token t by sum_h w_h * relu(q_h . k_t) * scale, with n_heads query
+// heads, one key per token (the indexer cache keeps it) and a learned weight w_h per head and
+// query token; MLA then attends only to the top_k best-scoring tokens. RoPE turns the first
+// rope_dim values of each query head and of the key.
+struct IndexerParams {
+  int64_t n_heads = 0;     // index_n_heads
+  int64_t head_dim = 0;    // index_head_dim: values per cached key
+  int64_t rope_dim = 0;    // qk_rope_head_dim
+  int64_t top_k = 0;       // index_topk
+  float norm_eps = 1e-6f;  // k_norm's (a LayerNorm with bias)
+  RopeStyle style = RopeStyle::kNeox;
+  float scale = 1.0f;  // index_head_dim^-0.5 * index_n_heads^-0.5
+};
+
 struct AttentionParams {
   float scale = 1.0f;       // softmax scale, usually 1/sqrt(head_dim)
   int sliding_window = 0;   // 0: full causal; else attend to the last `sliding_window` keys
@@ -257,6 +272,38 @@ class Backend {
                               const Tensor& out);
   // out = x * sigmoid(gate). x, out: [T, W]; gate: [T, W], or [T, 1] for one gate per row.
   virtual void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& out);
+
+  // DeepSeek sparse attention (IndexerParams) on top of MLA. Backends without it refuse such
+  // models up front: check_sparse_attention throws an input error naming the backend, as do
+  // the three ops below.
+  virtual void check_sparse_attention(const IndexerParams& params) const;
+
+  // The indexer's step between its projections and scoring: RoPE (as `rope`) on the first
+  // rope_dim values of each head of q, in place; LayerNorm (k_norm, k_bias, params.norm_eps) on
+  // k and RoPE on its first rope_dim values, written to index_cache at slot_mapping (k itself
+  // is left as is). q: [T, n_heads, head_dim]; k: [T, head_dim]; k_norm, k_bias: [head_dim];
+  // positions: I32 [T]; cos_sin: F32 [max_pos, rope_dim];
+  // index_cache: [n_blocks, block_size, head_dim]; slot_mapping: I32 [T].
+  virtual void indexer_rope_store(const Tensor& q, const Tensor& k, const Tensor& k_norm,
+                                  const Tensor& k_bias, const Tensor& positions,
+                                  const Tensor& cos_sin, const IndexerParams& params,
+                                  const Tensor& index_cache, const Tensor& slot_mapping);
+
+  // Causal top-k selection: per token, the positions of the top_k earlier tokens (itself
+  // included) by index score (IndexerParams), best first; ties go to the earlier position; a
+  // token with fewer than top_k predecessors selects all of them and pads with -1.
+  // q: as after indexer_rope_store; head_weights: [T, n_heads] (weights_proj's output);
+  // index_cache: holds this step's keys already; selected: I32 [T, top_k].
+  virtual void indexer_select(const Tensor& q, const Tensor& head_weights,
+                              const Tensor& index_cache, const BatchMeta& meta,
+                              const IndexerParams& params, const Tensor& selected);
+
+  // mla_attention restricted per token to the positions in `selected` (indexer_select's
+  // output; -1 entries are skipped). Equals mla_attention when every token selects all of
+  // its predecessors.
+  virtual void sparse_mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                                    const Tensor& selected, const BatchMeta& meta,
+                                    const MlaParams& params, const Tensor& out);
 
   // out = silu(gate) * up, where gate_up = [gate | up].  gate_up: [T, 2I]; out: [T, I].
   virtual void silu_mul(const Tensor& gate_up, const Tensor& out) = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -349,9 +350,13 @@ TEST(EngineAsync, AsyncSchedulingEqualsSynchronous) {
 }
 
 // A latent (MLA) cache under the same engine: chunked prefill, preemption and prefix-cache
-// hits leave greedy outputs as they are with a roomy cache and whole prompts.
-TEST(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
-  const std::string mla_model = "deepseek-v3";
+// hits leave greedy outputs as they are with a roomy cache and whole prompts. With sparse
+// attention (deepseek-v3.2, glm-5: top-8 of prompts of 25 tokens) the indexer keys live in the
+// same blocks and must follow the latent through all of it.
+class EngineLatentCache : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
+  const std::string mla_model = GetParam();
   std::mt19937 rng(21);
   const std::vector<int32_t> shared = random_prompt(rng, 24, 24);
   std::vector<GenerationRequest> batch;
@@ -372,6 +377,15 @@ TEST(EngineLatentCache, ChunksPreemptionAndPrefixHitsKeepOutputs) {
   expect_same_completions(results, expected);
   EXPECT_EQ(tight->blocks().n_free(), tight->blocks().n_blocks());
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, EngineLatentCache,
+                         ::testing::Values("deepseek-v3", "deepseek-v3.2", "glm-5"),
+                         [](const auto& info) {
+                           std::string id = info.param;
+                           for (char& c : id)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return id;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, EngineTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "async" : "sync"; });

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 
+#include "core/error.h"
+
 namespace hadron {
 namespace {
 
@@ -214,6 +216,50 @@ TEST(HfConfig, GlmPartialRotaryAndDsa) {
   EXPECT_EQ(glm5.mla.index_n_heads, 32);
   EXPECT_EQ(glm5.head_dim, 64);
   EXPECT_EQ(glm5.quant.modules_to_not_convert.size(), 712u);
+}
+
+TEST(HfConfig, SparseAttentionIndexer) {
+  const ModelConfig v32 = load("deepseek-ai__DeepSeek-V3.2");
+  EXPECT_EQ(v32.architecture, "DeepseekV32ForCausalLM");
+  EXPECT_TRUE(v32.is_sparse_attention());
+  EXPECT_FALSE(v32.mla.index_rope_interleaved);  // transformers' default: rotate halves
+  EXPECT_TRUE(v32.rope.interleaved);
+  for (const char* name : {"zai-org__GLM-5", "zai-org__GLM-5-FP8"}) {
+    const ModelConfig glm5 = load(name);
+    EXPECT_TRUE(glm5.is_sparse_attention()) << name;
+    EXPECT_TRUE(glm5.mla.index_rope_interleaved) << name;
+    EXPECT_EQ(glm5.mla.index_head_dim, 128) << name;
+    EXPECT_EQ(glm5.mla.index_topk, 2048) << name;
+    EXPECT_EQ(glm5.mla.qk_nope_head_dim, 192) << name;
+    EXPECT_EQ(glm5.mla.v_head_dim, 256) << name;
+  }
+  EXPECT_FALSE(load("deepseek-ai__DeepSeek-V3").is_sparse_attention());
+  nlohmann::json sparse = {{"architectures", {"GlmMoeDsaForCausalLM"}},
+                           {"model_type", "glm_moe_dsa"},
+                           {"vocab_size", 8},
+                           {"hidden_size", 8},
+                           {"intermediate_size", 8},
+                           {"num_hidden_layers", 2},
+                           {"num_attention_heads", 1},
+                           {"kv_lora_rank", 4},
+                           {"q_lora_rank", 4},
+                           {"qk_nope_head_dim", 4},
+                           {"qk_rope_head_dim", 2},
+                           {"v_head_dim", 4},
+                           {"index_n_heads", 1},
+                           {"index_head_dim", 4},
+                           {"index_topk", 2},
+                           {"indexer_types", {"full", "full"}}};
+  EXPECT_TRUE(parse_model_config(sparse, "x").is_sparse_attention());
+  nlohmann::json shared = sparse;
+  shared["indexer_types"] = {"full", "shared"};
+  EXPECT_THROW(parse_model_config(shared, "x"), InputError);
+  nlohmann::json narrow = sparse;
+  narrow["index_head_dim"] = 1;  // below the rope part
+  EXPECT_THROW(parse_model_config(narrow, "x"), InputError);
+  nlohmann::json no_lora = sparse;
+  no_lora.erase("q_lora_rank");
+  EXPECT_THROW(parse_model_config(no_lora, "x"), InputError);
 }
 
 TEST(HfConfig, GptOssSlidingLayersAndMxfp4) {

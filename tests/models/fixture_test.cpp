@@ -24,6 +24,7 @@ struct FixtureCase {
   std::string name;         // tests/fixtures/<name>: reference.json and logits_<i>.npy
   std::string config_file;  // config.json (transformers 5) or config.original.json (hub style)
   std::string model_dir;    // where the weights are, relative to the source tree
+  std::string skip = {};    // why the case is skipped, shown in the test output ("": run it)
 };
 
 // How gtest and ctest name a case (else its bytes).
@@ -32,6 +33,7 @@ void PrintTo(const FixtureCase& c, std::ostream* out) { *out << c.name << " " <<
 class FixtureTest : public ::testing::TestWithParam<FixtureCase> {
  protected:
   void SetUp() override {
+    if (!GetParam().skip.empty()) GTEST_SKIP() << GetParam().skip;
     EngineOptions options;
     options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + GetParam().model_dir;
     options.config_path = options.model_path + "/" + GetParam().config_file;
@@ -154,6 +156,17 @@ std::vector<FixtureCase> all_cases() {
         "glm4-moe-hd64", "gpt-oss-hd64", "deepseek-v3", "deepseek-v3-dense", "moonlight"})
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});
+  // Their indexer scores tie exactly at the top-k boundary on 3-19 rows per prompt (ReLU zeroes
+  // both indexer heads for many keys), where transformers' order comes from its CPU topk's
+  // nth_element over the whole row, future keys included: hadron gives ties to the earlier
+  // key, and the logits differ from those rows on (0.72-1.09 of max |logit|). With torch's
+  // tie-break emulated, every prefill row matched within 1e-6 (2026-11-28). To be redrawn with
+  // a margin check on the indexer scores, as routing has; skipped until then.
+  for (const char* name : {"deepseek-v3.2", "glm-5"})
+    for (const char* config : {"config.json", "config.original.json"})
+      cases.push_back(
+          {name, config, std::string("tests/fixtures/") + name,
+           "fixture has exact indexer-score ties at the top-k boundary: to be redrawn"});
   for (const char* name : {"qwen3-next", "qwen3.5", "qwen3.5-moe"})  // gated DeltaNet hybrids
     for (const char* config : {"config.json", "config.original.json"})
       cases.push_back({name, config, std::string("tests/fixtures/") + name});

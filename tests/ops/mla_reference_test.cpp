@@ -12,23 +12,14 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "ops/backend.h"
+#include "reference_inputs.h"
 
 namespace hadron {
 namespace {
 
-std::vector<float> normal_floats(std::mt19937_64& rng, int64_t n, float scale) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(n);
-  for (float& v : values) v = normal(rng);
-  return values;
-}
-
-Tensor f32(std::vector<float>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::F32, shape);
-}
-Tensor i32(std::vector<int32_t>& v, std::initializer_list<int64_t> shape) {
-  return Tensor::view_of(v.data(), DType::I32, shape);
-}
+using testing::f32;
+using testing::i32;
+using testing::normal_floats;
 
 // Rotates adjacent pairs (x[2i], x[2i+1]) by position * freq[i], in double.
 void rope_pairs(double* x, int64_t dim, int64_t position) {

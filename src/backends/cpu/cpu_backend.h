@@ -51,6 +51,17 @@ class CpuBackend final : public Backend {
   void rms_norm_gated(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
                       const Tensor& out) override;
   void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& out) override;
+  void check_sparse_attention(const IndexerParams& params) const override;
+  void indexer_rope_store(const Tensor& q, const Tensor& k, const Tensor& k_norm,
+                          const Tensor& k_bias, const Tensor& positions, const Tensor& cos_sin,
+                          const IndexerParams& params, const Tensor& index_cache,
+                          const Tensor& slot_mapping) override;
+  void indexer_select(const Tensor& q, const Tensor& head_weights, const Tensor& index_cache,
+                      const BatchMeta& meta, const IndexerParams& params,
+                      const Tensor& selected) override;
+  void sparse_mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                            const Tensor& selected, const BatchMeta& meta, const MlaParams& params,
+                            const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
   void moe_route(const Tensor& logits, const Tensor& correction_bias,

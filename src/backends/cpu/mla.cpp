@@ -58,12 +58,12 @@ struct MlaScratch {
   std::vector<float> w_k, w_v;     // [nope, latent], [v, latent]
   std::vector<float> q_latent, o;  // [latent]
   std::vector<float> scores;       // [keys]
+  std::vector<int32_t> keys;       // positions attended to
 };
 
-// Attends query head `q` ([nope | rope]) at `position` to the sequence's entries [0, position].
+// Attends query head `q` ([nope | rope]) to the sequence's entries at positions s.keys.
 void attend_latent(const MlaParams& params, const float* q, const float* cache,
-                   const int32_t* block_table, int64_t block_size, int64_t position, MlaScratch& s,
-                   float* out) {
+                   const int32_t* block_table, int64_t block_size, MlaScratch& s, float* out) {
   const int64_t latent = params.latent_dim, entry = params.entry_dim();
   std::fill(s.q_latent.begin(), s.q_latent.end(), 0.0f);
   for (int64_t i = 0; i < params.nope_dim; ++i)
@@ -72,28 +72,46 @@ void attend_latent(const MlaParams& params, const float* q, const float* cache,
   auto entry_of = [&](int64_t j) {
     return cache + (block_table[j / block_size] * block_size + j % block_size) * entry;
   };
-  s.scores.resize(position + 1);
+  const size_t n_keys = s.keys.size();
+  s.scores.resize(n_keys);
   float max_score = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j <= position; ++j) {
-    const float* e = entry_of(j);
-    s.scores[j] =
+  for (size_t i = 0; i < n_keys; ++i) {
+    const float* e = entry_of(s.keys[i]);
+    s.scores[i] =
         (dot_f32(s.q_latent.data(), e, latent) + dot_f32(q_rope, e + latent, params.rope_dim)) *
         params.scale;
-    max_score = std::max(max_score, s.scores[j]);
+    max_score = std::max(max_score, s.scores[i]);
   }
   double sum = 0;
   for (float& score : s.scores) sum += (score = std::exp(score - max_score));
   std::fill(s.o.begin(), s.o.end(), 0.0f);
-  for (int64_t j = 0; j <= position; ++j)
-    axpy_f32(static_cast<float>(s.scores[j] / sum), entry_of(j), s.o.data(), latent);
+  for (size_t i = 0; i < n_keys; ++i)
+    axpy_f32(static_cast<float>(s.scores[i] / sum), entry_of(s.keys[i]), s.o.data(), latent);
   for (int64_t d = 0; d < params.v_dim; ++d)
     out[d] = dot_f32(s.w_v.data() + d * latent, s.o.data(), latent);
 }
 
-}  // namespace
+// The positions token t (at `position`) attends to: [0, position], or its row of `selected`.
+void select_keys(const Tensor& selected, int64_t t, int64_t position, std::vector<int32_t>& keys) {
+  keys.clear();
+  if (!selected.defined()) {
+    for (int32_t j = 0; j <= position; ++j) keys.push_back(j);
+    return;
+  }
+  const int64_t top_k = selected.size(1);
+  for (const int32_t* j = selected.ptr<int32_t>() + t * top_k;
+       j != selected.ptr<int32_t>() + (t + 1) * top_k; ++j) {
+    if (*j < 0) continue;
+    HADRON_CHECK(*j <= position, "token {} at position {} selected position {}", t, position, *j);
+    keys.push_back(*j);
+  }
+}
 
-void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
-                               const BatchMeta& meta, const MlaParams& params, const Tensor& out) {
+// Causal MLA (see Backend::mla_attention), restricted to each token's row of `selected`
+// (I32 [T, top_k], -1 skipped) when it is defined.
+void attend_all(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                const Tensor& selected, const BatchMeta& meta, const MlaParams& params,
+                const Tensor& out) {
   const int64_t n_heads = params.n_heads, qk = params.qk_dim(), latent = params.latent_dim;
   const int64_t head_rows = params.nope_dim + params.v_dim;
   HADRON_CHECK(q.dtype == DType::F32 && q.numel() == int64_t{meta.n_tokens} * n_heads * qk &&
@@ -115,6 +133,7 @@ void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, cons
                      std::vector<float>(params.v_dim * latent),
                      std::vector<float>(latent),
                      std::vector<float>(latent),
+                     {},
                      {}};
         int64_t loaded_head = -1;
         for (int64_t item = begin; item < end; ++item) {
@@ -126,13 +145,31 @@ void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, cons
             loaded_head = h;
           }
           const RowPlace place = places[t];
+          select_keys(selected, t, place.position, s.keys);
           attend_latent(params, q.ptr<float>() + (t * n_heads + h) * qk, latent_cache.ptr<float>(),
                         meta.block_tables.ptr<int32_t>() + place.seq * max_blocks,
-                        latent_cache.size(1), place.position, s,
+                        latent_cache.size(1), s,
                         out.ptr<float>() + (t * n_heads + h) * params.v_dim);
         }
       },
       work);
+}
+
+}  // namespace
+
+void CpuBackend::mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
+                               const BatchMeta& meta, const MlaParams& params, const Tensor& out) {
+  attend_all(q, latent_cache, kv_b, Tensor{}, meta, params, out);
+}
+
+void CpuBackend::sparse_mla_attention(const Tensor& q, const Tensor& latent_cache,
+                                      const Tensor& kv_b, const Tensor& selected,
+                                      const BatchMeta& meta, const MlaParams& params,
+                                      const Tensor& out) {
+  HADRON_CHECK(
+      selected.dtype == DType::I32 && selected.ndim == 2 && selected.size(0) == meta.n_tokens,
+      "sparse_mla_attention: selected {} for {} tokens", selected.describe(), meta.n_tokens);
+  attend_all(q, latent_cache, kv_b, selected, meta, params, out);
 }
 
 }  // namespace hadron
