@@ -40,12 +40,40 @@ __device__ __forceinline__ SeqRows seq_rows(const LinearAttentionArgs& args, int
 constexpr int kConvThreads = 128;  // channels per block
 constexpr int kConvTileRows = 64;  // rows per block
 
-// Block (channel tile, sequence, row tile): out rows [t0, t0 + kConvTileRows) of its channels,
-// the K - 1 inputs before t0 read from x or, before the sequence's first row, from its state.
+// The K - 1 inputs before row t0 of a sequence: from x, or before its first row from its state
+// (zeros when it starts fresh). window[j] is the input at t0 - (K - 1) + j.
+template <int K>
+__device__ __forceinline__ void conv_history(const SeqRows& seq, int t0, const bf16* x,
+                                             const bf16* state, int channels, int c,
+                                             float (&window)[K]) {
+  for (int j = 0; j < K - 1; ++j) {
+    const int t = t0 - (K - 1) + j;
+    window[j] = t >= seq.begin ? __bfloat162float(x[int64_t{t} * channels + c])
+                : seq.fresh    ? 0.0f
+                               : __bfloat162float(state[t - seq.begin + K - 1]);
+  }
+}
+
+// After the convolution has read them: the sequence's state becomes its last K - 1 inputs.
+// Entry j moves from old entry j + n (n rows this step), so ascending j is safe in place.
+template <int K>
+__device__ __forceinline__ void conv_state_update(const SeqRows& seq, const bf16* x, bf16* state,
+                                                  int channels, int c) {
+  for (int j = 0; j < K - 1; ++j) {
+    const int t = seq.end - (K - 1) + j;
+    state[j] = t >= seq.begin ? x[int64_t{t} * channels + c]
+               : seq.fresh    ? __float2bfloat16(0.0f)
+                              : state[t - seq.begin + K - 1];
+  }
+}
+
+// Block (channel tile, sequence, row tile): out rows [t0, t0 + kConvTileRows) of its channels.
+// When one tile holds every sequence's rows (update_state: decode and short prefills) the block
+// also rolls the state forward; else conv_state_update_kernel does, once every tile has read it.
 template <int K>
 __global__ void causal_conv1d_kernel(LinearAttentionArgs args, const bf16* x, const void* weight,
-                                     bool weight_f32, const bf16* conv_states, bf16* out,
-                                     int channels) {
+                                     bool weight_f32, bf16* conv_states, bf16* out, int channels,
+                                     bool update_state) {
   pdl_wait();
   const int c = blockIdx.x * kConvThreads + threadIdx.x;
   const SeqRows seq = seq_rows(args, blockIdx.y);
@@ -54,13 +82,8 @@ __global__ void causal_conv1d_kernel(LinearAttentionArgs args, const bf16* x, co
   const int t1 = min(seq.end, t0 + kConvTileRows);
   float w[K], window[K];  // window[K - 1] is the current input
   for (int j = 0; j < K; ++j) w[j] = load_param(weight, weight_f32, int64_t{c} * K + j);
-  const bf16* state = conv_states + (int64_t{seq.slot} * channels + c) * (K - 1);
-  for (int j = 0; j < K - 1; ++j) {
-    const int t = t0 - (K - 1) + j;
-    window[j] = t >= seq.begin ? __bfloat162float(x[int64_t{t} * channels + c])
-                : seq.fresh    ? 0.0f
-                               : __bfloat162float(state[t - seq.begin + K - 1]);
-  }
+  bf16* state = conv_states + (int64_t{seq.slot} * channels + c) * (K - 1);
+  conv_history<K>(seq, t0, x, state, channels, c, window);
   for (int t = t0; t < t1; ++t) {
     window[K - 1] = __bfloat162float(x[int64_t{t} * channels + c]);
     float acc = 0.0f;
@@ -70,10 +93,9 @@ __global__ void causal_conv1d_kernel(LinearAttentionArgs args, const bf16* x, co
 #pragma unroll
     for (int j = 0; j < K - 1; ++j) window[j] = window[j + 1];
   }
+  if (update_state) conv_state_update<K>(seq, x, state, channels, c);
 }
 
-// After the convolution has read them: each sequence's state becomes its last K - 1 inputs.
-// Entry j moves from old entry j + n (n rows this step), so ascending j is safe in place.
 template <int K>
 __global__ void conv_state_update_kernel(LinearAttentionArgs args, const bf16* x, bf16* conv_states,
                                          int channels) {
@@ -81,13 +103,8 @@ __global__ void conv_state_update_kernel(LinearAttentionArgs args, const bf16* x
   const int c = blockIdx.x * kConvThreads + threadIdx.x;
   const SeqRows seq = seq_rows(args, blockIdx.y);
   if (seq.empty() || c >= channels) return;
-  bf16* state = conv_states + (int64_t{seq.slot} * channels + c) * (K - 1);
-  for (int j = 0; j < K - 1; ++j) {
-    const int t = seq.end - (K - 1) + j;
-    state[j] = t >= seq.begin ? x[int64_t{t} * channels + c]
-               : seq.fresh    ? __float2bfloat16(0.0f)
-                              : state[t - seq.begin + K - 1];
-  }
+  conv_state_update<K>(seq, x, conv_states + (int64_t{seq.slot} * channels + c) * (K - 1), channels,
+                       c);
 }
 
 template <int K>
@@ -96,11 +113,14 @@ void launch_conv(const LinearAttentionArgs& args, const void* x, const void* wei
   const auto channel_blocks = static_cast<unsigned>(ceil_div(channels, kConvThreads));
   const auto row_tiles = static_cast<unsigned>(ceil_div(args.max_q_len, kConvTileRows));
   const auto n_seqs = static_cast<unsigned>(args.n_seqs);
+  const bool one_tile = row_tiles == 1;
   launch_pdl(causal_conv1d_kernel<K>, dim3(channel_blocks, n_seqs, row_tiles), dim3(kConvThreads),
              0, stream, args, static_cast<const bf16*>(x), weight, weight_f32,
-             static_cast<const bf16*>(conv_states), static_cast<bf16*>(out), channels);
-  launch_pdl(conv_state_update_kernel<K>, dim3(channel_blocks, n_seqs), dim3(kConvThreads), 0,
-             stream, args, static_cast<const bf16*>(x), static_cast<bf16*>(conv_states), channels);
+             static_cast<bf16*>(conv_states), static_cast<bf16*>(out), channels, one_tile);
+  if (!one_tile)
+    launch_pdl(conv_state_update_kernel<K>, dim3(channel_blocks, n_seqs), dim3(kConvThreads), 0,
+               stream, args, static_cast<const bf16*>(x), static_cast<bf16*>(conv_states),
+               channels);
 }
 
 constexpr int kDeltaThreads = 128;  // 4 warps: 32 value columns x 4 lanes each
