@@ -102,9 +102,9 @@ class ThreadCommunicator final : public Communicator {
   void all_to_all(const Tensor& src, const Tensor& dst) override {
     check_host(src, "all_to_all");
     check_host(dst, "all_to_all");
-    HADRON_CHECK(dst.dtype == src.dtype && dst.numel() == src.numel() &&
-                     src.numel() % world_size() == 0,
-                 "all_to_all {} into {}", src.describe(), dst.describe());
+    HADRON_CHECK(
+        dst.dtype == src.dtype && dst.numel() == src.numel() && src.numel() % world_size() == 0,
+        "all_to_all {} into {}", src.describe(), dst.describe());
     exchange(src.data, dst.data, [&] {
       const size_t part_bytes = src.nbytes() / world_size();
       for (int r = 0; r < world_size(); ++r)

@@ -73,7 +73,8 @@ TEST_P(ThreadCommunicatorTest, AllReduceOfBf16SumsInFp32) {
   const int64_t n = 999;
   const auto inputs = random_values(world, n);
   std::vector<std::vector<uint16_t>> results(world, std::vector<uint16_t>(n));
-  for (int r = 0; r < world; ++r) convert_from_f32(inputs[r].data(), results[r].data(), DType::BF16, n);
+  for (int r = 0; r < world; ++r)
+    convert_from_f32(inputs[r].data(), results[r].data(), DType::BF16, n);
   run_ranks(world, [&](int rank, Communicator& comm) {
     comm.all_reduce_sum(Tensor::view_of(results[rank].data(), DType::BF16, {n}));
   });
