@@ -100,7 +100,8 @@ void TensorParallelModel::worker_loop(int rank) {
 }
 
 void TensorParallelModel::mirror(Rank& rank, const KvCache& kv, const Arena& arena) {
-  if (!rank.kv || rank.kv->n_blocks() != kv.n_blocks() || rank.kv->block_size() != kv.block_size()) {
+  if (!rank.kv || rank.kv->n_blocks() != kv.n_blocks() ||
+      rank.kv->block_size() != kv.block_size()) {
     const std::vector<KvLayerSpec> layers = rank.model->kv_layers();
     rank.kv = std::make_unique<KvCache>();
     const DType dtype = layers.empty() ? rank.backend->activation_dtype() : kv.k_cache(0).dtype;

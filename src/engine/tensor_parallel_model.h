@@ -52,8 +52,8 @@ class TensorParallelModel final : public Model {
     std::unique_ptr<Model> model;
     LoadedWeights weights;
     std::unique_ptr<KvCache> kv;  // ranks above 0: shaped like the caller's, on first use
-    Arena arena;    // ranks above 0: as large as the caller's
-    Tensor hidden;  // the last forward's
+    Arena arena;                  // ranks above 0: as large as the caller's
+    Tensor hidden;                // the last forward's
   };
 
   // Runs job(rank) on every rank at once (rank 0 on this thread) and returns when all are

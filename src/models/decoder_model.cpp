@@ -35,6 +35,7 @@ void DecoderModel::set_tensor_parallel(const TensorParallel& tp) {
                 options_.mla ? "latent" : "linear");
   tp_ = tp;
   const WeightPlan plan(tp.rank, tp.world);
+  plan.slice(Shard::kColumn, config_.n_heads, "num_attention_heads");  // the first to check
   n_local_kv_heads_ =
       config_.n_kv_heads /
       plan.slice(Shard::kColumn, config_.n_kv_heads, "num_key_value_heads", true).n_parts;

@@ -85,7 +85,8 @@ class TensorParallelTest : public ::testing::TestWithParam<TpCase> {
 TEST_P(TensorParallelTest, PrefillLogitsEqualOneRank) {
   for (size_t i = 0; i < fixture_.prompts.size(); ++i) {
     const std::vector<int32_t> tokens = fixture_.sequence(i);
-    const double difference = relative_difference(score(*sharded_, tokens), score(*single_, tokens));
+    const double difference =
+        relative_difference(score(*sharded_, tokens), score(*single_, tokens));
     EXPECT_LE(difference, kTolerance) << "prompt " << i;
     std::printf("[%s tp%d] prompt %zu prefill max|diff|/max|logit| = %.2e\n",
                 GetParam().fixture.c_str(), GetParam().world, i, difference);
@@ -97,7 +98,7 @@ TEST_P(TensorParallelTest, DecodeLogitsEqualOneRank) {
     const std::vector<int32_t> tokens = fixture_.sequence(i);
     const size_t prompt_len = fixture_.prompts[i].size();
     const double difference = relative_difference(decode_logits(*sharded_, tokens, prompt_len),
-                                                   decode_logits(*single_, tokens, prompt_len));
+                                                  decode_logits(*single_, tokens, prompt_len));
     EXPECT_LE(difference, kTolerance) << "prompt " << i;
     std::printf("[%s tp%d] prompt %zu decode max|diff|/max|logit| = %.2e\n",
                 GetParam().fixture.c_str(), GetParam().world, i, difference);
