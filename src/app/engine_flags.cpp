@@ -66,6 +66,9 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--tensor-parallel-size", options.tensor_parallel_size,
                      "ranks to shard the model over (with --device cpu: threads of this "
                      "process, each with its own CPU backend)");
+  command.add_flag("--enable-expert-parallel", options.enable_expert_parallel,
+                   "with --tensor-parallel-size: place whole MoE experts on the ranks instead of "
+                   "a part of every expert on each");
   add_hf_overrides_flag(command, options.hf_overrides);
   command.add_flag("--enforce-eager", options.enforce_eager,
                    "no CUDA graphs: launch every decode step's kernels one by one");

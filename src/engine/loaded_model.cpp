@@ -97,7 +97,8 @@ void LoadedModel::load_model(const ModelConfig& config) {
     std::vector<Backend*> backends{&backend};
     for (const std::unique_ptr<Backend>& rank_backend : rank_backends_)
       backends.push_back(rank_backend.get());
-    auto sharded = std::make_unique<TensorParallelModel>(config, backends, load_plan);
+    auto sharded = std::make_unique<TensorParallelModel>(config, backends, load_plan,
+                                                         options_.enable_expert_parallel);
     weights_.bytes = sharded->weight_bytes();
     model_ = std::move(sharded);
   }

@@ -39,6 +39,9 @@ struct EngineOptions {
   // --tensor-parallel-size: ranks the model is sharded over (threads of this process, each
   // with its own CPU backend; engine/tensor_parallel_model.h).
   int tensor_parallel_size = 1;
+  // --enable-expert-parallel: those ranks hold whole MoE experts (as vLLM's flag), not a part
+  // of every expert.
+  bool enable_expert_parallel = false;
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;

@@ -6,7 +6,7 @@
 namespace hadron {
 
 TensorParallelModel::TensorParallelModel(const ModelConfig& config, std::vector<Backend*> backends,
-                                         const LoadRank& load)
+                                         const LoadRank& load, bool expert_parallel)
     : Model(config, *backends.at(0)),
       group_(static_cast<int>(backends.size())),
       ranks_(backends.size()) {
@@ -21,7 +21,7 @@ TensorParallelModel::TensorParallelModel(const ModelConfig& config, std::vector<
           world);
     rank.comm = group_.communicator(r);
     rank.model = create_model(config, *rank.backend);
-    rank.model->set_tensor_parallel({r, world, rank.comm.get()});
+    rank.model->set_tensor_parallel({r, world, rank.comm.get(), expert_parallel});
     WeightPlan plan(r, world);
     rank.model->declare_weights(plan);
     rank.weights = load(plan, *rank.backend);

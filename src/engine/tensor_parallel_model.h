@@ -26,10 +26,10 @@ class TensorParallelModel final : public Model {
   // Fills one rank's plan into its backend (from a checkpoint or with dummy values).
   using LoadRank = std::function<LoadedWeights(const WeightPlan& plan, Backend& backend)>;
 
-  // Rank r runs on backends[r]; every backend must be a CPU one. Throws InputError for sizes
-  // the model cannot be split into.
+  // Rank r runs on backends[r]; every backend must be a CPU one. expert_parallel: MoE experts
+  // placed whole on ranks. Throws InputError for sizes the model cannot be split into.
   TensorParallelModel(const ModelConfig& config, std::vector<Backend*> backends,
-                      const LoadRank& load);
+                      const LoadRank& load, bool expert_parallel = false);
   ~TensorParallelModel() override;
 
   int world_size() const { return static_cast<int>(ranks_.size()); }

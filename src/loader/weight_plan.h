@@ -62,6 +62,10 @@ class WeightPlan {
 
   int rank() const { return rank_; }
   int world() const { return world_; }
+  // Expert parallelism: MoE blocks place whole experts on ranks (declaring only this rank's)
+  // instead of splitting every expert's intermediate dim.
+  bool expert_parallel() const { return expert_parallel_; }
+  void set_expert_parallel(bool enabled) { expert_parallel_ = enabled; }
   // This rank's slice for `shard` of a tensor whose split dim holds n_units indivisible units
   // (heads, rows). They are split evenly, an InputError naming `what` when world does not
   // divide them; except that with replicate_if_fewer and fewer units than ranks, each unit is
@@ -88,6 +92,7 @@ class WeightPlan {
 
  private:
   int rank_ = 0, world_ = 1;
+  bool expert_parallel_ = false;
   std::vector<WeightSpec> specs_;
   std::vector<std::string> allowed_unused_prefixes_;
 };

@@ -46,6 +46,7 @@ void DecoderModel::declare_weights(WeightPlan& plan) {
   HADRON_CHECK(plan.rank() == tp_.rank && plan.world() == tp_.world,
                "a plan for rank {} of {} declared by rank {} of {}", plan.rank(), plan.world(),
                tp_.rank, tp_.world);
+  plan.set_expert_parallel(tp_.expert_parallel);
   const int64_t hidden = config_.hidden_size;
   const std::string& model = options_.prefix;
   plan.add(&embed_tokens_, model + "embed_tokens.weight", {config_.vocab_size, hidden});

@@ -19,6 +19,7 @@ struct TensorParallel {
   int rank = 0;
   int world = 1;
   Communicator* comm = nullptr;  // the rank's, for the collectives of forward and logits
+  bool expert_parallel = false;  // MoE experts placed on ranks rather than each split
 };
 
 class Model {

@@ -26,11 +26,15 @@ struct TpCase {
   std::string fixture;    // tests/fixtures/<name>
   std::string model_dir;  // weights, relative to the source tree
   int world = 2;
+  bool expert_parallel = false;  // MoE experts whole on ranks
 };
 
-void PrintTo(const TpCase& c, std::ostream* out) { *out << c.fixture << " tp" << c.world; }
+void PrintTo(const TpCase& c, std::ostream* out) {
+  *out << c.fixture << (c.expert_parallel ? " ep" : " tp") << c.world;
+}
 
-std::unique_ptr<LoadedModel> load_tp(const std::string& model_dir, int world) {
+std::unique_ptr<LoadedModel> load_tp(const std::string& model_dir, int world,
+                                     bool expert_parallel = false) {
   EngineOptions options;
   options.model_path = std::string(HADRON_SOURCE_DIR) + "/" + model_dir;
   options.max_model_len = 128;
@@ -38,6 +42,7 @@ std::unique_ptr<LoadedModel> load_tp(const std::string& model_dir, int world) {
   options.max_num_batched_tokens = 64;
   options.verbose = false;
   options.tensor_parallel_size = world;
+  options.enable_expert_parallel = expert_parallel;
   std::vector<std::unique_ptr<Backend>> backends;
   for (int rank = 0; rank < world; ++rank) backends.push_back(make_cpu_backend());
   return LoadedModel::load(options, std::move(backends));
@@ -56,7 +61,7 @@ class TensorParallelTest : public ::testing::TestWithParam<TpCase> {
  protected:
   void SetUp() override {
     single_ = load_tp(GetParam().model_dir, 1);
-    sharded_ = load_tp(GetParam().model_dir, GetParam().world);
+    sharded_ = load_tp(GetParam().model_dir, GetParam().world, GetParam().expert_parallel);
     fixture_ = testing::read_fixture(GetParam().fixture);
   }
 
@@ -88,8 +93,9 @@ TEST_P(TensorParallelTest, PrefillLogitsEqualOneRank) {
     const double difference =
         relative_difference(score(*sharded_, tokens), score(*single_, tokens));
     EXPECT_LE(difference, kTolerance) << "prompt " << i;
-    std::printf("[%s tp%d] prompt %zu prefill max|diff|/max|logit| = %.2e\n",
-                GetParam().fixture.c_str(), GetParam().world, i, difference);
+    std::printf("[%s %s%d] prompt %zu prefill max|diff|/max|logit| = %.2e\n",
+                GetParam().fixture.c_str(), GetParam().expert_parallel ? "ep" : "tp",
+                GetParam().world, i, difference);
   }
 }
 
@@ -100,8 +106,9 @@ TEST_P(TensorParallelTest, DecodeLogitsEqualOneRank) {
     const double difference = relative_difference(decode_logits(*sharded_, tokens, prompt_len),
                                                   decode_logits(*single_, tokens, prompt_len));
     EXPECT_LE(difference, kTolerance) << "prompt " << i;
-    std::printf("[%s tp%d] prompt %zu decode max|diff|/max|logit| = %.2e\n",
-                GetParam().fixture.c_str(), GetParam().world, i, difference);
+    std::printf("[%s %s%d] prompt %zu decode max|diff|/max|logit| = %.2e\n",
+                GetParam().fixture.c_str(), GetParam().expert_parallel ? "ep" : "tp",
+                GetParam().world, i, difference);
   }
 }
 
@@ -128,6 +135,10 @@ std::vector<TpCase> all_cases() {
   cases.push_back({"qwen3-hd128", "tests/fixtures/qwen3-hd128", 2});
   cases.push_back({"default-model", "models/default", 2});
   cases.push_back({"default-model", "models/default", 4});
+  // Expert parallel: mixtral's 4 and qwen3-moe's 8 experts placed whole on the ranks.
+  for (const char* name : {"mixtral", "qwen3-moe"})
+    for (int world : {2, 4})
+      cases.push_back({name, std::string("tests/fixtures/") + name, world, true});
   return cases;
 }
 
@@ -136,7 +147,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TensorParallelTest, ::testing::ValuesIn(all_c
                            std::string id = info.param.fixture;
                            for (char& c : id)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return id + "_tp" + std::to_string(info.param.world);
+                           return id + (info.param.expert_parallel ? "_ep" : "_tp") +
+                                  std::to_string(info.param.world);
                          });
 
 // Sizes a model cannot be split into are clear errors at load, naming the config field.
@@ -153,6 +165,16 @@ TEST(TensorParallelSizes, IndivisibleHeadsAreAnInputError) {
     FAIL() << "loaded 4 heads on 3 ranks";
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("--tensor-parallel-size 3"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(TensorParallelSizes, IndivisibleExpertsAreAnInputError) {
+  try {
+    load_tp("tests/fixtures/mixtral", 8, true);  // 4 experts (and 4 heads)
+    FAIL() << "loaded 4 experts on 8 ranks";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--tensor-parallel-size 8"), std::string::npos)
         << error.what();
   }
 }
