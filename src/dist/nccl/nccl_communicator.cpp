@@ -71,9 +71,9 @@ class NcclCommunicator final : public Communicator {
 
   void all_reduce_sum(const Tensor& x) override {
     check(x, "all_reduce_sum");
-    check_nccl(ncclAllReduce(x.data, x.data, x.numel(), nccl_dtype(x.dtype), ncclSum, comm_,
-                             stream_),
-               "ncclAllReduce");
+    check_nccl(
+        ncclAllReduce(x.data, x.data, x.numel(), nccl_dtype(x.dtype), ncclSum, comm_, stream_),
+        "ncclAllReduce");
   }
 
   void all_gather(const Tensor& src, const Tensor& dst) override {
@@ -81,9 +81,9 @@ class NcclCommunicator final : public Communicator {
     check(dst, "all_gather");
     HADRON_CHECK(dst.dtype == src.dtype && dst.numel() == src.numel() * world_size_,
                  "all_gather {} into {}", src.describe(), dst.describe());
-    check_nccl(ncclAllGather(src.data, dst.data, src.numel(), nccl_dtype(src.dtype), comm_,
-                             stream_),
-               "ncclAllGather");
+    check_nccl(
+        ncclAllGather(src.data, dst.data, src.numel(), nccl_dtype(src.dtype), comm_, stream_),
+        "ncclAllGather");
   }
 
   void reduce_scatter_sum(const Tensor& src, const Tensor& dst) override {
@@ -99,9 +99,9 @@ class NcclCommunicator final : public Communicator {
   void all_to_all(const Tensor& src, const Tensor& dst) override {
     check(src, "all_to_all");
     check(dst, "all_to_all");
-    HADRON_CHECK(dst.dtype == src.dtype && dst.numel() == src.numel() &&
-                     src.numel() % world_size_ == 0,
-                 "all_to_all {} into {}", src.describe(), dst.describe());
+    HADRON_CHECK(
+        dst.dtype == src.dtype && dst.numel() == src.numel() && src.numel() % world_size_ == 0,
+        "all_to_all {} into {}", src.describe(), dst.describe());
     const int64_t count = src.numel() / world_size_;
     const size_t part_bytes = src.nbytes() / world_size_;
     const ncclDataType_t dtype = nccl_dtype(src.dtype);
