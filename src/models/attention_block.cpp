@@ -53,8 +53,10 @@ void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const Ba
 void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
                        int64_t intermediate) {
   // Tensor parallel: gate/up column-parallel, down row-parallel (a partial sum over ranks).
-  const ShardSlice column = plan.slice(Shard::kColumn, intermediate, prefix + " intermediate size");
-  const ShardSlice row = plan.slice(Shard::kRow, intermediate, prefix + " intermediate size");
+  const ShardSlice column =
+      plan.slice(Shard::kColumn, intermediate, "the intermediate size of " + prefix + "*");
+  const ShardSlice row =
+      plan.slice(Shard::kRow, intermediate, "the intermediate size of " + prefix + "*");
   intermediate_ = intermediate / column.n_parts;
   plan.add_merged(&gate_up_, {{prefix + "gate_proj.weight", {intermediate, hidden}, column},
                               {prefix + "up_proj.weight", {intermediate, hidden}, column}});
