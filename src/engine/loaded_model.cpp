@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/tensor_parallel_model.h"
 #include "loader/hf_config.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
@@ -75,8 +77,45 @@ bool LoadedModel::async_scheduling() const {
   return options_.async_scheduling.value_or(backend_->device() != Device::CPU);
 }
 
+void LoadedModel::load_model(const ModelConfig& config) {
+  Backend& backend = *backend_;
+  std::optional<Checkpoint> checkpoint;
+  if (!options_.dummy_weights) checkpoint = Checkpoint::open(options_.model_path);
+  const auto load_start = std::chrono::steady_clock::now();
+  const auto load_plan = [&](const WeightPlan& plan, Backend& rank_backend) {
+    return checkpoint
+               ? load_weights(plan, *checkpoint, rank_backend, options_.verbose, config.quant)
+               : load_dummy_weights(plan, rank_backend, config.dtype, options_.seed,
+                                    options_.verbose);
+  };
+  if (rank_backends_.empty()) {
+    model_ = create_model(config, backend);
+    WeightPlan plan;
+    model_->declare_weights(plan);
+    weights_ = load_plan(plan, backend);
+  } else {
+    std::vector<Backend*> backends{&backend};
+    for (const std::unique_ptr<Backend>& rank_backend : rank_backends_)
+      backends.push_back(rank_backend.get());
+    auto sharded = std::make_unique<TensorParallelModel>(config, backends, load_plan,
+                                                         options_.enable_expert_parallel);
+    weights_.bytes = sharded->weight_bytes();
+    model_ = std::move(sharded);
+  }
+  if (options_.verbose && checkpoint)
+    std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n", weights_.bytes / 1e9,
+                 options_.model_path.c_str(), seconds_since(load_start));
+}
+
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                                                std::unique_ptr<Backend> owned_backend) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::move(owned_backend));
+  return load(options, std::move(backends));
+}
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
+                                               std::vector<std::unique_ptr<Backend>> backends) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->kv_ = std::make_unique<KvCache>();
@@ -84,24 +123,15 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
   const ModelConfig config =
       load_model_config(options.config_path.empty() ? options.model_path : options.config_path,
                         parse_hf_overrides(options.hf_overrides));
-  HADRON_CHECK(owned_backend != nullptr, "LoadedModel::load needs a backend");
-  loaded->backend_ = std::move(owned_backend);
+  HADRON_CHECK(!backends.empty() && backends[0] != nullptr, "LoadedModel::load needs a backend");
+  if (static_cast<int>(backends.size()) != options.tensor_parallel_size)
+    input_error("--tensor-parallel-size {} needs as many backends, not {}",
+                options.tensor_parallel_size, backends.size());
+  loaded->backend_ = std::move(backends[0]);
+  for (size_t r = 1; r < backends.size(); ++r)
+    loaded->rank_backends_.push_back(std::move(backends[r]));
   Backend& backend = *loaded->backend_;
-  loaded->model_ = create_model(config, backend);
-  WeightPlan plan;
-  loaded->model_->declare_weights(plan);
-  if (options.dummy_weights) {
-    loaded->weights_ =
-        load_dummy_weights(plan, backend, config.dtype, options.seed, options.verbose);
-  } else {
-    const Checkpoint checkpoint = Checkpoint::open(options.model_path);
-    const auto load_start = std::chrono::steady_clock::now();
-    loaded->weights_ = load_weights(plan, checkpoint, backend, options.verbose, config.quant);
-    if (options.verbose)
-      std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n",
-                   loaded->weights_.bytes / 1e9, options.model_path.c_str(),
-                   seconds_since(load_start));
-  }
+  loaded->load_model(config);
   const int64_t config_len =
       config.max_position_embeddings > 0 ? config.max_position_embeddings : kDefaultMaxModelLen;
   loaded->max_model_len_ =

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
@@ -35,6 +36,12 @@ struct EngineOptions {
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
   bool verbose = true;  // progress and timings on stderr
+  // --tensor-parallel-size: ranks the model is sharded over (threads of this process, each
+  // with its own CPU backend; engine/tensor_parallel_model.h).
+  int tensor_parallel_size = 1;
+  // --enable-expert-parallel: those ranks hold whole MoE experts (as vLLM's flag), not a part
+  // of every expert.
+  bool enable_expert_parallel = false;
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;
@@ -54,6 +61,10 @@ class LoadedModel {
   // Loads onto `owned_backend` (from backends/backend_factory.h's make_backend, or a test's).
   static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
                                            std::unique_ptr<Backend> owned_backend);
+  // Tensor parallel: one backend per rank (options.tensor_parallel_size of them); rank 0's runs
+  // the runner, the sampler and the KV pool's bookkeeping.
+  static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
+                                           std::vector<std::unique_ptr<Backend>> backends);
 
   Backend& backend() { return *backend_; }
   Model& model() { return *model_; }
@@ -70,12 +81,16 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
+  // Creates the model (sharded over the ranks' backends when there are several) and loads its
+  // weights from the checkpoint or with dummy values.
+  void load_model(const ModelConfig& config);
   // Allocates the linear-attention state slots (one per --max-num-seqs sequence; on the CPU
   // within half the KV budget) ahead of the KV pool; returns the bytes they took from the
   // pool's budget.
   size_t allocate_state_slots();
 
   std::unique_ptr<Backend> backend_;
+  std::vector<std::unique_ptr<Backend>> rank_backends_;  // tensor-parallel ranks 1..N-1
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
