@@ -54,8 +54,8 @@ class StateSnapshots {
   void touch(int32_t row);  // to the back of the LRU list (unreferenced rows only)
 
   int32_t first_row_;
-  std::vector<Entry> entries_;                  // by row - first_row
-  std::list<int32_t> lru_;                      // unreferenced rows; front: reused first
+  std::vector<Entry> entries_;                    // by row - first_row
+  std::list<int32_t> lru_;                        // unreferenced rows; front: reused first
   std::unordered_map<uint64_t, int32_t> by_key_;  // stored snapshots' rows
   int64_t n_referenced_ = 0;
 };
