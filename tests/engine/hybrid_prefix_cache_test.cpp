@@ -118,7 +118,8 @@ TEST_P(HybridPrefixCache, RandomTrafficNeverLeaksAndMatchesMisses) {
   Engine engine(*cached, nullptr);
   std::mt19937 rng(33);
   std::vector<std::vector<int32_t>> prefixes;
-  for (int i = 0; i < 3; ++i) prefixes.push_back(random_tokens(rng, 8 + static_cast<int>(rng() % 24)));
+  for (int i = 0; i < 3; ++i)
+    prefixes.push_back(random_tokens(rng, 8 + static_cast<int>(rng() % 24)));
   std::map<uint64_t, GenerationRequest> live;
   std::map<uint64_t, std::vector<int32_t>> outputs;
   uint64_t next_id = 0;
