@@ -19,9 +19,10 @@ namespace {
 
 std::unique_ptr<LoadedModel> load(const std::string& fixture, bool prefix_caching,
                                   int64_t num_kv_blocks = 0, int64_t batched_tokens = 64,
-                                  int64_t num_snapshots = 0) {
+                                  int64_t num_snapshots = 0, bool async = false) {
   EngineOptions options = test_engine_options(fixture, 4, num_kv_blocks, batched_tokens);
   options.enable_prefix_caching = prefix_caching;
+  options.async_scheduling = async;
   options.num_state_snapshots = num_snapshots;
   return LoadedModel::load(options, make_cpu_backend());
 }
@@ -110,11 +111,13 @@ TEST_P(HybridPrefixCache, MultiTurnReusesThePreviousPrompt) {
 }
 
 // Random traffic over prompts drawn from a few shared prefixes, on a pool small enough to
-// preempt and with few snapshots (evictions): every completed request equals its miss, and
+// preempt and with few snapshots (evictions), with and without async scheduling (snapshots
+// taken and restored while a step is in flight): every completed request equals its miss, and
 // blocks, slots and snapshot references all come back.
-TEST_P(HybridPrefixCache, RandomTrafficNeverLeaksAndMatchesMisses) {
-  auto cached = load(GetParam(), true, 16, 16, 5);
-  auto reference = load(GetParam(), false);
+void run_random_traffic_with_shared_prefixes(const std::string& fixture, bool async) {
+  SCOPED_TRACE(async ? "async" : "sync");
+  auto cached = load(fixture, true, 16, 16, 5, async);
+  auto reference = load(fixture, false);
   Engine engine(*cached, nullptr);
   std::mt19937 rng(33);
   std::vector<std::vector<int32_t>> prefixes;
@@ -158,6 +161,10 @@ TEST_P(HybridPrefixCache, RandomTrafficNeverLeaksAndMatchesMisses) {
   EXPECT_GT(stats.prefix_hit_tokens, 0);
   EXPECT_GT(stats.n_preemptions, 0);
   expect_nothing_held(*cached);
+}
+
+TEST_P(HybridPrefixCache, RandomTrafficNeverLeaksAndMatchesMisses) {
+  for (const bool async : {false, true}) run_random_traffic_with_shared_prefixes(GetParam(), async);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HybridPrefixCache,
