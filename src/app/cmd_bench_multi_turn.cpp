@@ -22,10 +22,11 @@ struct MultiTurnArgs {
   std::string load_format = "auto";
   int64_t num_conversations = 16;
   int64_t num_turns = 6;
-  int64_t system_len = 1000;   // the system prompt all conversations share
-  int64_t turn_len = 300;      // a user message's tokens
-  int64_t output_len = 64;     // an answer's tokens
+  int64_t system_len = 1000;    // the system prompt all conversations share
+  int64_t turn_len = 300;       // a user message's tokens
+  int64_t output_len = 64;      // an answer's tokens
   int64_t max_concurrency = 4;  // conversations in flight
+  bool drop_answers = false;    // a turn's prompt leaves out earlier answers
   bool json = false;
 };
 
@@ -38,7 +39,7 @@ struct Conversation {
 
 struct RunFigures {
   int64_t prompt_tokens = 0;
-  int64_t reused_tokens = 0;  // prompt tokens never computed
+  int64_t reused_tokens = 0;                        // prompt tokens never computed
   std::vector<double> first_turn_ttft, later_ttft;  // seconds
   double seconds = 0;
 };
@@ -65,7 +66,7 @@ RunFigures run_conversations(LoadedModel& model, const MultiTurnArgs& args) {
   SamplingParams params;
   params.max_tokens = args.output_len;
   params.ignore_eos = true;
-  params.temperature = 0;  // greedy: both runs see the same answers
+  params.temperature = 0;                 // greedy: both runs see the same answers
   std::map<uint64_t, Conversation> live;  // by request id
   RunFigures figures;
   int64_t started = 0, n_requests = 0, generated = 0;
@@ -89,7 +90,8 @@ RunFigures run_conversations(LoadedModel& model, const MultiTurnArgs& args) {
         (c.turn == 0 ? figures.first_turn_ttft : figures.later_ttft).push_back(ttft);
         c.answered = true;
       }
-      c.prompt.insert(c.prompt.end(), out.token_ids.begin(), out.token_ids.end());
+      if (!args.drop_answers)
+        c.prompt.insert(c.prompt.end(), out.token_ids.begin(), out.token_ids.end());
       generated += static_cast<int64_t>(out.token_ids.size());
       if (!out.finished) continue;
       Conversation next = std::move(c);
@@ -131,8 +133,7 @@ void run_multi_turn(MultiTurnArgs args) {
   if (args.num_conversations < 1 || args.num_turns < 1 || args.max_concurrency < 1 ||
       args.system_len < 0 || args.turn_len < 1 || args.output_len < 1)
     input_error("bench multi-turn needs positive counts and lengths");
-  const int64_t context =
-      args.system_len + args.num_turns * (args.turn_len + args.output_len) + 1;
+  const int64_t context = args.system_len + args.num_turns * (args.turn_len + args.output_len) + 1;
   if (args.engine.max_model_len == 0) args.engine.max_model_len = context;
   finish_engine_options(args.engine, args.load_format);
   RunFigures runs[2];
@@ -145,7 +146,8 @@ void run_multi_turn(MultiTurnArgs args) {
     device = model->backend().name();
     runs[caching] = run_conversations(*model, args);
   }
-  const double ratio = median_of(runs[1].later_ttft) / std::max(1e-12, median_of(runs[0].later_ttft));
+  const double ratio =
+      median_of(runs[1].later_ttft) / std::max(1e-12, median_of(runs[0].later_ttft));
   if (args.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", ", architecture.c_str(), device.c_str());
     print_run("no_prefix_caching", runs[0], true, ", ");
@@ -155,10 +157,11 @@ void run_multi_turn(MultiTurnArgs args) {
   }
   std::printf(
       "%s on %s: %lld conversations x %lld turns (system %lld, message %lld, answer %lld "
-      "tokens), %lld at a time\n",
+      "tokens%s), %lld at a time\n",
       architecture.c_str(), device.c_str(), static_cast<long long>(args.num_conversations),
       static_cast<long long>(args.num_turns), static_cast<long long>(args.system_len),
       static_cast<long long>(args.turn_len), static_cast<long long>(args.output_len),
+      args.drop_answers ? ", dropped from later prompts" : "",
       static_cast<long long>(args.max_concurrency));
   print_run("prefix caching off", runs[0], false, "");
   print_run("prefix caching on ", runs[1], false, "");
@@ -178,6 +181,9 @@ void add_bench_multi_turn(CLI::App& bench) {
   command->add_option("--turn-len", args->turn_len, "tokens of each user message");
   command->add_option("--output-len", args->output_len, "tokens of each answer");
   command->add_option("--max-concurrency", args->max_concurrency, "conversations in flight");
+  command->add_flag("--drop-answers", args->drop_answers,
+                    "leave earlier answers out of a turn's prompt (as chat templates drop past "
+                    "reasoning)");
   command->add_flag("--json", args->json, "print one JSON object");
   command->callback([args] { run_multi_turn(*args); });
 }

@@ -45,8 +45,9 @@ int64_t Scheduler::chunk(const Sequence& seq, int64_t budget) const {
 int32_t Scheduler::cut_at_snapshot(Sequence& seq, PrefixMatch& match) {
   auto n_usable = static_cast<int64_t>(match.blocks.size());
   while (n_usable > 0 && !snapshots_->contains(match.hashes[n_usable - 1])) --n_usable;
-  // With no snapshot on the cached prefix, snapshot its end: a shared system prompt, say.
-  seq.cached_prefix_end = n_usable == 0 ? match.n_tokens : 0;
+  // Where the cached KV ends past the last snapshot, snapshot it for the next request that
+  // shares this prefix (a system prompt, say).
+  seq.cached_prefix_end = match.n_tokens;
   blocks_.trim_prefix(match, n_usable);
   return n_usable > 0 ? *snapshots_->acquire(match.hashes[n_usable - 1]) : -1;
 }
