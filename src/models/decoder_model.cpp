@@ -85,11 +85,15 @@ void DecoderModel::prepare(int64_t max_positions) {
 void DecoderModel::offset_norms() {
   norm_storage_.resize(2 * layers_.size() + 1);
   auto storage = norm_storage_.begin();
+  // In the activations' dtype, as the backends' residual norms take their weights; on a bf16
+  // backend 1 + w rounds to bf16 once, as the norm's output does anyway.
+  const DType dtype = backend_.activation_dtype();
   for (Layer& layer : layers_) {
-    layer.input_norm = widen_to_f32(backend_, layer.input_norm, 1.0f, *storage++);
-    layer.post_attention_norm = widen_to_f32(backend_, layer.post_attention_norm, 1.0f, *storage++);
+    layer.input_norm = offset_copy(backend_, layer.input_norm, 1.0f, dtype, *storage++);
+    layer.post_attention_norm =
+        offset_copy(backend_, layer.post_attention_norm, 1.0f, dtype, *storage++);
   }
-  final_norm_ = widen_to_f32(backend_, final_norm_, 1.0f, *storage);
+  final_norm_ = offset_copy(backend_, final_norm_, 1.0f, dtype, *storage);
 }
 
 std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
