@@ -62,6 +62,13 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
                      "bytes of KV cache (default: on a GPU, what --gpu-memory-utilization "
                      "leaves; on the CPU, --max-num-seqs sequences of --max-model-len tokens "
                      "within 64 MB, and at least one)");
+  command
+      .add_option("--state-snapshot-fraction", options.state_snapshot_fraction,
+                  "hybrid (gated DeltaNet) models: fraction of the KV-cache budget kept for "
+                  "linear-attention state snapshots, which prefix caching needs (0: off)")
+      ->check(CLI::Range(0.0, 0.9));
+  command.add_option("--num-state-snapshots", options.num_state_snapshots,
+                     "hybrid models: state snapshots to keep (overrides the fraction)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
   command.add_option("--tensor-parallel-size", options.tensor_parallel_size,
                      "ranks to shard the model over (with --device cpu: threads of this "
