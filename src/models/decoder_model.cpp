@@ -185,6 +185,7 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
     const Layer& layer = layers_[i];
     mix(layer, pre_norm(layer.input_norm, i > 0), meta, kv, arena, branch);
     all_reduce(branch);
+    arena.rewind(layer_mark);  // the mixer's scratch: the runner sizes one block's, not two
     if (i > 0) advance();
     if (layer.sparse) {  // the router and the experts both read the normed input
       backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);

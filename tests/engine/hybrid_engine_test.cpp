@@ -96,6 +96,21 @@ TEST(HybridEngine, FewerSlotsThanSequencesStillServesAll) {
   expect_nothing_held(*model);
 }
 
+// A step as wide as the token budget fits the runner's activation arena: every layer's mixer
+// scratch (attention or gated DeltaNet) is given back before its MLP or experts run.
+TEST(HybridEngine, AStepOfTheWholeTokenBudgetFitsTheArena) {
+  for (const char* fixture : {"qwen3.5", "qwen3-next"}) {
+    EngineOptions options = test_engine_options(fixture, 2, 0, 4096);
+    options.max_model_len = 2100;
+    auto model = LoadedModel::load(options, make_cpu_backend());
+    std::mt19937 rng(7);
+    const auto results =
+        generate(*model, {request(rng, 2048, 2048, 2), request(rng, 2040, 2040, 2)});
+    EXPECT_EQ(results[1].completions[0].size(), 2u) << fixture;
+    expect_nothing_held(*model);
+  }
+}
+
 int64_t computed_tokens(const GenerationStats& stats) {
   const EngineStats& e = stats.engine;
   return e.decode_steps.n_tokens + e.mixed_steps.n_tokens + e.prefill_steps.n_tokens;
