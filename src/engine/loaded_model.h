@@ -10,6 +10,8 @@
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
+#include "kv/offload_options.h"
+#include "kv/offload_tiers.h"
 #include "kv/state_slots.h"
 #include "models/weight_loader.h"
 
@@ -34,7 +36,8 @@ struct EngineOptions {
   bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
-  bool verbose = true;  // progress and timings on stderr
+  bool verbose = true;     // progress and timings on stderr
+  OffloadOptions offload;  // --kv-offloading-size, --kv-offload-disk-dir, --kv-offload-disk-gb
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;
@@ -63,6 +66,9 @@ class LoadedModel {
   BlockManager& blocks() { return *blocks_; }
   // Linear-attention state slots (disabled for models without such layers).
   StateSlots& state_slots() { return *state_slots_; }
+  // The prefix cache's host and disk tiers; null without --kv-offloading-size.
+  KvOffload* offload() { return offload_.get(); }
+  const KvOffload* offload() const { return offload_.get(); }
   int64_t max_model_len() const { return max_model_len_; }
   const EngineOptions& options() const { return options_; }
   size_t weight_bytes() const { return weights_.bytes; }
@@ -79,6 +85,7 @@ class LoadedModel {
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<KvOffload> offload_;  // before blocks_, which calls it
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<StateSlots> state_slots_;
   std::unique_ptr<ModelRunner> runner_;
