@@ -1,13 +1,13 @@
 #include "engine/kv_offload_setup.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "kv/offload_record.h"
 
@@ -48,10 +48,10 @@ uint64_t kv_offload_fingerprint(const EngineOptions& options, const Backend& bac
                                                         : options.config_path) /
       "config.json";
   std::string text = fmt::format("hadron kv v1\n{}\n{}\n{}\n{}\n", config.architecture,
-                                 std::filesystem::absolute(model).string(),
-                                 file_text(config_file), options.hf_overrides);
-  text += options.dummy_weights ? fmt::format("dummy seed {}\n", options.seed)
-                                : weight_files(model);
+                                 std::filesystem::absolute(model).string(), file_text(config_file),
+                                 options.hf_overrides);
+  text +=
+      options.dummy_weights ? fmt::format("dummy seed {}\n", options.seed) : weight_files(model);
   text += fmt::format("{} block {}\n", backend.name(), kv.block_size());
   for (const Tensor& part : kv.block_parts(0)) text += part.describe() + "\n";
   return offload_checksum(std::as_bytes(std::span(text)));
@@ -63,12 +63,13 @@ std::unique_ptr<KvOffload> make_kv_offload(const EngineOptions& options, Backend
   if (!options.offload.enabled()) return nullptr;
   if (!prefix_caching) {
     if (options.verbose)
-      std::fprintf(stderr, "KV offloading is off: it keeps prefix-cache blocks, and prefix "
-                           "caching is off\n");
+      std::fprintf(stderr,
+                   "KV offloading is off: it keeps prefix-cache blocks, and prefix "
+                   "caching is off\n");
     return nullptr;
   }
-  auto offload = std::make_unique<KvOffload>(
-      backend, kv, options.offload, kv_offload_fingerprint(options, backend, kv, config));
+  auto offload = std::make_unique<KvOffload>(backend, kv, options.offload,
+                                             kv_offload_fingerprint(options, backend, kv, config));
   if (options.verbose) {
     const OffloadStats stats = offload->stats();
     std::fprintf(stderr, "KV offload: host tier of %lld blocks (%.2f GB)",

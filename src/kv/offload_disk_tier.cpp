@@ -1,6 +1,7 @@
 #include "kv/offload_disk_tier.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -83,8 +82,8 @@ OffloadTierStats DiskTier::stats() const {
 
 bool DiskTier::contains(uint64_t key, std::span<const int32_t> tokens) const {
   const auto it = entries_.find(key);
-  return it != entries_.end() && std::equal(tokens.begin(), tokens.end(),
-                                            it->second.tokens.begin(), it->second.tokens.end());
+  return it != entries_.end() && std::equal(tokens.begin(), tokens.end(), it->second.tokens.begin(),
+                                            it->second.tokens.end());
 }
 
 void DiskTier::pin(uint64_t key) {
@@ -92,8 +91,7 @@ void DiskTier::pin(uint64_t key) {
 }
 
 void DiskTier::unpin(uint64_t key) {
-  if (auto it = entries_.find(key); it != entries_.end() && it->second.pins > 0)
-    --it->second.pins;
+  if (auto it = entries_.find(key); it != entries_.end() && it->second.pins > 0) --it->second.pins;
 }
 
 int DiskTier::open_record(uint64_t key, bool write) {
@@ -119,8 +117,8 @@ void DiskTier::drop(uint64_t key, const std::string& why) {
 }
 
 int64_t DiskTier::make_room(int64_t n) {
-  for (auto it = lru_.begin(); it != lru_.end() &&
-                               static_cast<int64_t>(entries_.size()) + n > capacity_;) {
+  for (auto it = lru_.begin();
+       it != lru_.end() && static_cast<int64_t>(entries_.size()) + n > capacity_;) {
     const uint64_t key = *it++;
     if (entries_.at(key).pins == 0) erase(key);
   }
@@ -146,8 +144,11 @@ void DiskTier::store(std::span<const Block> blocks) {
     std::byte* header = headers.get() + i * header_bytes_;
     write_record_header({header, header_bytes_}, fresh[i]->key, fingerprint_, fresh[i]->tokens,
                         {fresh[i]->slot, block_bytes_});
-    ops[i] = {open_record(fresh[i]->key, true), true, {{{header, header_bytes_},
-                                                        {fresh[i]->slot, slot_bytes_}}}, 2, 0};
+    ops[i] = {open_record(fresh[i]->key, true),
+              true,
+              {{{header, header_bytes_}, {fresh[i]->slot, slot_bytes_}}},
+              2,
+              0};
     open_errors[i] = errno;
   }
   std::vector<DiskOp> valid;

@@ -33,8 +33,7 @@ class DiskTier {
 
   // InputError when parent_dir is not a folder hadron can write in.
   DiskTier(const std::string& parent_dir, size_t capacity_bytes, size_t block_bytes,
-           size_t slot_bytes, int64_t block_size, uint64_t fingerprint,
-           std::unique_ptr<DiskIo> io);
+           size_t slot_bytes, int64_t block_size, uint64_t fingerprint, std::unique_ptr<DiskIo> io);
   ~DiskTier();
   DiskTier(const DiskTier&) = delete;
   DiskTier& operator=(const DiskTier&) = delete;

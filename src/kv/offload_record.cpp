@@ -1,13 +1,12 @@
 #include "kv/offload_record.h"
 
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace hadron {
 namespace {

@@ -8,8 +8,8 @@ namespace hadron {
 
 struct OffloadTierStats {
   int64_t capacity_blocks = 0;
-  int64_t blocks = 0;  // held now
-  int64_t bytes = 0;   // held now (the disk tier's with headers and padding)
+  int64_t blocks = 0;          // held now
+  int64_t bytes = 0;           // held now (the disk tier's with headers and padding)
   int64_t stored_blocks = 0;   // written into this tier
   int64_t hit_blocks = 0;      // served from this tier to the device pool
   int64_t dropped_blocks = 0;  // failed an integrity or I/O check: dropped, recomputed

@@ -133,13 +133,11 @@ int64_t KvOffload::promote_from_disk(std::span<const ChainedBlockKey> keys) {
       limit = i;
       break;
     }
-    host_.pin(*entry);
     reads.push_back({keys[i].hash, keys[i].tokens, host_.slot(entry->slot)});
   }
   const std::vector<bool> ok = disk_->read(reads);
   for (size_t j = 0; j < reads.size(); ++j) {
     if (ok[j]) continue;
-    host_.unpin(reads[j].key);
     host_.erase(reads[j].key);
     limit = std::min(limit, on_disk[j]);
   }
@@ -151,21 +149,27 @@ int64_t KvOffload::load(std::span<const ChainedBlockKey> keys, std::span<const i
   std::vector<bool> in_host(keys.size());
   for (size_t i = 0; i < keys.size(); ++i)
     in_host[i] = host_.find(keys[i].hash, keys[i].tokens) != nullptr;
-  const int64_t n = promote_from_disk(keys);
-  const auto start = std::chrono::steady_clock::now();
-  int64_t n_loaded = 0;
-  for (; n_loaded < n; ++n_loaded) {
-    HostTier::Entry* entry = host_.find(keys[n_loaded].hash, keys[n_loaded].tokens);
-    if (entry == nullptr) break;
-    copy_in(host_.slot(entry->slot), blocks[n_loaded]);
-    host_.touch(*entry);
-    host_stats_.hit_blocks += in_host[n_loaded] ? 1 : 0;
-    host_stats_.read_bytes += static_cast<int64_t>(host_.block_bytes());
+  // Disk blocks pass through host slots: a run longer than the host tier goes in rounds.
+  size_t n_loaded = 0;
+  while (n_loaded < keys.size()) {
+    const auto n_ready = static_cast<size_t>(promote_from_disk(keys.subspan(n_loaded)));
+    const auto start = std::chrono::steady_clock::now();
+    const size_t end = n_loaded + n_ready;
+    for (; n_loaded < end; ++n_loaded) {
+      HostTier::Entry* entry = host_.find(keys[n_loaded].hash, keys[n_loaded].tokens);
+      if (entry == nullptr) break;
+      copy_in(host_.slot(entry->slot), blocks[n_loaded]);
+      host_.touch(*entry);
+      host_.unpin(entry->key);  // copied: its slot may take the next round's blocks
+      host_stats_.hit_blocks += in_host[n_loaded] ? 1 : 0;
+      host_stats_.read_bytes += static_cast<int64_t>(host_.block_bytes());
+    }
+    if (n_ready > 0) copies_ = backend_.record_event();
+    host_stats_.read_seconds += seconds_since(start);
+    if (n_ready == 0 || n_loaded < end) break;
   }
-  if (n_loaded > 0) copies_ = backend_.record_event();
-  host_stats_.read_seconds += seconds_since(start);
   unpin_all();
-  return n_loaded;
+  return static_cast<int64_t>(n_loaded);
 }
 
 void KvOffload::unpin_all() {

@@ -49,6 +49,7 @@ class KvOffload final : public PrefixCacheTier {
   // Reads the disk-only keys among keys into host slots; how many leading keys are then
   // in the host tier.
   int64_t promote_from_disk(std::span<const ChainedBlockKey> keys);
+  // Releases what held_prefix pinned (pins are 0 or 1: only held_prefix takes them).
   void unpin_all();
 
   Backend& backend_;

@@ -1,0 +1,234 @@
+// KV offload tiers under the engine (CPU backend, fixture models, a device pool of one
+// sequence): a prefix hit served from the host tier or from the disk tier gives exactly the
+// output of a miss; under random traffic no block is lost or duplicated; a disk block that was
+// corrupted, cut short or deleted is dropped and recomputed while the engine keeps going.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+
+#include "backends/cpu/cpu_backend.h"
+#include "engine/generator.h"
+#include "engine_test_util.h"
+#include "kv/offload_record.h"
+
+namespace hadron {
+namespace {
+
+std::vector<int32_t> random_tokens(std::mt19937& rng, int n) {
+  std::vector<int32_t> tokens(n);
+  for (int32_t& t : tokens) t = 3 + static_cast<int32_t>(rng() % 500);
+  return tokens;
+}
+
+GenerationRequest greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
+  GenerationRequest request{std::move(prompt), {}};
+  request.params.max_tokens = max_tokens;
+  request.params.ignore_eos = true;
+  return request;
+}
+
+std::string disk_parent() {
+  const std::string dir = ::testing::TempDir() + "hadron-kv-offload-test";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct TierSizes {
+  int64_t host_blocks = 64;
+  int64_t disk_blocks = 0;  // 0: no disk tier
+  DiskIoKind io = DiskIoKind::kAuto;
+};
+
+// A model whose device pool holds one sequence (12 blocks of 8 tokens), so any other request
+// evicts a finished one's cached blocks into the tiers.
+std::unique_ptr<LoadedModel> load(const std::string& fixture, std::optional<TierSizes> tiers,
+                                  bool prefix_caching = true) {
+  EngineOptions options = test_engine_options(fixture, 8, 12, 64);
+  options.async_scheduling = false;
+  options.enable_prefix_caching = prefix_caching;
+  if (tiers) {
+    // Bytes per block, from a pool of this layout: slots and records are padded to 4 KiB.
+    auto probe = LoadedModel::load(options, make_cpu_backend());
+    size_t block_bytes = 0;
+    for (const Tensor& part : probe->kv().block_parts(0)) block_bytes += part.nbytes();
+    const size_t slot = round_up_to(block_bytes, kRecordAlign);
+    options.offload.host_bytes = tiers->host_blocks * slot;
+    if (tiers->disk_blocks > 0) {
+      options.offload.disk_dir = disk_parent();
+      options.offload.disk_bytes = tiers->disk_blocks * (slot + record_header_bytes(8));
+    }
+    options.offload.io = tiers->io;
+  }
+  return LoadedModel::load(options, make_cpu_backend());
+}
+
+// Runs `shared + {7}` once, then two long unrelated prompts that push its blocks out of the
+// device pool (into the tiers, if any), then returns the output of `shared + {9}`.
+std::vector<int32_t> hit_after_eviction(LoadedModel& model, const std::vector<int32_t>& shared,
+                                        GenerationStats* stats = nullptr) {
+  std::mt19937 rng(5);
+  auto with = [&](int32_t last) {
+    std::vector<int32_t> prompt = shared;
+    prompt.push_back(last);
+    return greedy(prompt, 8);
+  };
+  generate(model, {with(7)});
+  generate(model, {greedy(random_tokens(rng, 80), 4)});
+  generate(model, {greedy(random_tokens(rng, 80), 4)});
+  return generate(model, {with(9)}, nullptr, stats)[0].completions[0];
+}
+
+std::vector<int32_t> miss(const std::string& fixture, const std::vector<int32_t>& shared) {
+  auto model = load(fixture, std::nullopt, /*prefix_caching=*/false);
+  std::vector<int32_t> prompt = shared;
+  prompt.push_back(9);
+  return generate(*model, {greedy(prompt, 8)})[0].completions[0];
+}
+
+class KvOffloadHit : public ::testing::TestWithParam<const char*> {};
+
+// Dense GQA and a latent cache with indexer keys (deepseek-v3.2): every part of a block moves.
+TEST_P(KvOffloadHit, FromHostTierEqualsMiss) {
+  std::mt19937 rng(11);
+  const std::vector<int32_t> shared = random_tokens(rng, 40);
+  const auto expected = miss(GetParam(), shared);
+  auto model = load(GetParam(), TierSizes{});
+  GenerationStats stats;
+  EXPECT_EQ(hit_after_eviction(*model, shared, &stats), expected);
+  EXPECT_GE(stats.engine.offload.host.hit_blocks, 5);  // the 40 shared tokens
+  EXPECT_GE(stats.engine.prefix_hit_tokens, 40);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
+}
+
+TEST_P(KvOffloadHit, WithoutTiersTheSameTrafficMisses) {
+  std::mt19937 rng(11);
+  const std::vector<int32_t> shared = random_tokens(rng, 40);
+  auto model = load(GetParam(), std::nullopt);
+  GenerationStats stats;
+  EXPECT_EQ(hit_after_eviction(*model, shared, &stats), miss(GetParam(), shared));
+  EXPECT_EQ(stats.engine.prefix_hit_tokens, 0);  // the eviction is real
+  EXPECT_FALSE(stats.engine.offload.enabled);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, KvOffloadHit, ::testing::Values("qwen3-gqa4", "deepseek-v3.2"),
+                         [](const auto& info) {
+                           std::string id = info.param;
+                           for (char& c : id)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return id;
+                         });
+
+class KvOffloadDisk : public ::testing::TestWithParam<DiskIoKind> {};
+
+std::vector<std::filesystem::path> block_files(LoadedModel& model) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& file : std::filesystem::directory_iterator(model.offload()->disk()->folder()))
+    files.push_back(file.path());
+  return files;
+}
+
+TEST_P(KvOffloadDisk, HitFromDiskEqualsMiss) {
+  std::mt19937 rng(12);
+  const std::vector<int32_t> shared = random_tokens(rng, 40);
+  auto model = load("qwen3-gqa4", TierSizes{2, 64, GetParam()});
+  EXPECT_STREQ(model->offload()->disk()->io_name(),
+               GetParam() == DiskIoKind::kPosix ? "pread/pwrite" : "io_uring");
+  GenerationStats stats;
+  EXPECT_EQ(hit_after_eviction(*model, shared, &stats), miss("qwen3-gqa4", shared));
+  EXPECT_GE(stats.engine.offload.disk.hit_blocks, 3);  // at most 2 came from the host tier
+  EXPECT_EQ(stats.engine.offload.disk.dropped_blocks, 0);
+  // Private files: a 0700 folder of 0600 files, one per block the tier holds.
+  const std::string folder = model->offload()->disk()->folder();
+  struct stat info {};
+  ASSERT_EQ(stat(folder.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  const auto files = block_files(*model);
+  EXPECT_EQ(static_cast<int64_t>(files.size()), model->offload()->stats().disk.blocks);
+  for (const auto& file : files) {
+    ASSERT_EQ(stat(file.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0600u) << file;
+  }
+  model.reset();  // a clean exit removes the folder and its files
+  EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
+enum class Fault { kFlipByte, kTruncate, kDelete, kForeignHeader };
+
+// Damages every block file, then asks for the prefix again: each damaged block is dropped,
+// recomputed, and the output is the miss's.
+void expect_fault_recomputed(DiskIoKind io, Fault fault) {
+  std::mt19937 rng(13);
+  const std::vector<int32_t> shared = random_tokens(rng, 40);
+  auto model = load("qwen3-gqa4", TierSizes{1, 64, io});
+  std::vector<int32_t> prompt = shared;
+  prompt.push_back(7);
+  generate(*model, {greedy(prompt, 8)});
+  generate(*model, {greedy(random_tokens(rng, 80), 4)});
+  generate(*model, {greedy(random_tokens(rng, 80), 4)});
+  const auto files = block_files(*model);
+  ASSERT_GE(files.size(), 5u);
+  for (const auto& file : files) {
+    const auto size = std::filesystem::file_size(file);
+    switch (fault) {
+      case Fault::kFlipByte: {  // one byte of the payload, past the header
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(static_cast<std::streamoff>(size - kRecordAlign / 2 - 3));
+        const char c = static_cast<char>(f.get());
+        f.seekp(static_cast<std::streamoff>(size - kRecordAlign / 2 - 3));
+        f.put(static_cast<char>(c ^ 0x10));
+        break;
+      }
+      case Fault::kTruncate:
+        std::filesystem::resize_file(file, size - kRecordAlign);
+        break;
+      case Fault::kDelete:
+        std::filesystem::remove(file);
+        break;
+      case Fault::kForeignHeader: {  // the key field of another block
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(offsetof(RecordHeader, key)));
+        f.put('\x5a');
+        break;
+      }
+    }
+  }
+  GenerationStats stats;
+  prompt.back() = 9;
+  const auto output = generate(*model, {greedy(prompt, 8)}, nullptr, &stats)[0].completions[0];
+  EXPECT_EQ(output, miss("qwen3-gqa4", shared));
+  EXPECT_EQ(stats.engine.offload.disk.hit_blocks, 0);
+  EXPECT_GE(stats.engine.offload.disk.dropped_blocks, 1);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
+  // The engine keeps serving, and the recomputed prefix is cached again.
+  prompt.back() = 11;
+  generate(*model, {greedy(prompt, 4)}, nullptr, &stats);
+  EXPECT_GE(stats.engine.prefix_hit_tokens, 40);
+}
+
+TEST_P(KvOffloadDisk, FlippedByteIsDroppedAndRecomputed) {
+  expect_fault_recomputed(GetParam(), Fault::kFlipByte);
+}
+TEST_P(KvOffloadDisk, TruncatedFileIsDroppedAndRecomputed) {
+  expect_fault_recomputed(GetParam(), Fault::kTruncate);
+}
+TEST_P(KvOffloadDisk, DeletedFileIsDroppedAndRecomputed) {
+  expect_fault_recomputed(GetParam(), Fault::kDelete);
+}
+TEST_P(KvOffloadDisk, ForeignHeaderIsDroppedAndRecomputed) {
+  expect_fault_recomputed(GetParam(), Fault::kForeignHeader);
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, KvOffloadDisk,
+                         ::testing::Values(DiskIoKind::kAuto, DiskIoKind::kPosix),
+                         [](const auto& info) {
+                           return info.param == DiskIoKind::kPosix ? "pread" : "io_uring";
+                         });
+
+}  // namespace
+}  // namespace hadron
