@@ -3,11 +3,11 @@
 // output of a miss; under random traffic no block is lost or duplicated; a disk block that was
 // corrupted, cut short or deleted is dropped and recomputed while the engine keeps going.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -222,6 +222,64 @@ TEST_P(KvOffloadDisk, DeletedFileIsDroppedAndRecomputed) {
 }
 TEST_P(KvOffloadDisk, ForeignHeaderIsDroppedAndRecomputed) {
   expect_fault_recomputed(GetParam(), Fault::kForeignHeader);
+}
+
+// Random add / step / abort over prompts sharing three prefixes, with a device pool of 12
+// blocks, a host tier of 3 and a disk tier of 20: blocks move down and back all the time.
+// Every completion equals the same request's on a model without a prefix cache; the tiers never
+// hold more than their capacity, the disk folder holds exactly the tier's blocks, and every
+// device block is free at the end.
+TEST_P(KvOffloadDisk, RandomTrafficKeepsOutputsAndLosesNoBlock) {
+  std::mt19937 rng(21);
+  std::vector<std::vector<int32_t>> prefixes;
+  for (int i = 0; i < 3; ++i) prefixes.push_back(random_tokens(rng, 24 + 8 * i));
+  auto reference = load("qwen3-gqa4", std::nullopt, /*prefix_caching=*/false);
+  auto model = load("qwen3-gqa4", TierSizes{3, 20, GetParam()});
+  Engine engine(*model, nullptr);
+  std::map<uint64_t, GenerationRequest> live;
+  std::map<uint64_t, std::vector<int32_t>> produced;
+  uint64_t next_id = 0;
+  int n_checked = 0;
+  auto check_tiers = [&] {
+    const OffloadStats s = model->offload()->stats();
+    ASSERT_LE(s.host.blocks, s.host.capacity_blocks);
+    ASSERT_LE(s.disk.blocks, s.disk.capacity_blocks);
+    ASSERT_EQ(static_cast<int64_t>(block_files(*model).size()), s.disk.blocks);
+  };
+  for (int round = 0; round < 160 || !live.empty(); ++round) {
+    const int action = round < 160 ? static_cast<int>(rng() % 5) : 4;
+    if (action <= 1 && live.size() < 6) {
+      std::vector<int32_t> prompt = prefixes[rng() % prefixes.size()];
+      const std::vector<int32_t> suffix = random_tokens(rng, 1 + static_cast<int>(rng() % 10));
+      prompt.insert(prompt.end(), suffix.begin(), suffix.end());
+      GenerationRequest request = greedy(prompt, 1 + rng() % 6);
+      engine.add_request(next_id, request.prompt, request.params);
+      live.emplace(next_id++, std::move(request));
+    } else if (action == 2 && !live.empty() && rng() % 3 == 0) {
+      auto victim = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+      engine.abort_request(victim->first);
+      produced.erase(victim->first);
+      live.erase(victim);
+    } else {
+      for (const RequestOutput& out : engine.step()) {
+        auto& tokens = produced[out.request_id];
+        tokens.insert(tokens.end(), out.token_ids.begin(), out.token_ids.end());
+        if (!out.finished) continue;
+        EXPECT_EQ(tokens, generate(*reference, {live.at(out.request_id)})[0].completions[0])
+            << "request " << out.request_id;
+        ++n_checked;
+        live.erase(out.request_id);
+        produced.erase(out.request_id);
+      }
+    }
+    check_tiers();
+  }
+  const OffloadStats s = model->offload()->stats();
+  EXPECT_GT(n_checked, 20);
+  EXPECT_GT(s.host.hit_blocks, 0);
+  EXPECT_GT(s.disk.hit_blocks, 0);
+  EXPECT_EQ(s.disk.dropped_blocks, 0);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, KvOffloadDisk,
