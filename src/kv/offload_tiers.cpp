@@ -89,15 +89,23 @@ void KvOffload::on_evict(std::span<const EvictedBlock> blocks) {
     else
       fresh.push_back(&b);
   }
-  make_host_room(static_cast<int64_t>(fresh.size()));
-  for (const EvictedBlock* b : fresh) {
-    HostTier::Entry* entry = host_.insert(b->hash, b->tokens);
-    if (entry == nullptr) break;  // every slot is held by a lookup in progress
-    copy_out(b->block, host_.slot(entry->slot));
-    ++host_stats_.stored_blocks;
-    host_stats_.write_bytes += static_cast<int64_t>(host_.block_bytes());
+  // More blocks than the host tier holds pass through it in rounds, on to the disk tier.
+  for (size_t done = 0; done < fresh.size();) {
+    const size_t round = std::min<size_t>(fresh.size() - done, host_.n_slots());
+    make_host_room(static_cast<int64_t>(round));
+    size_t copied = 0;
+    for (; copied < round; ++copied) {
+      const EvictedBlock& b = *fresh[done + copied];
+      HostTier::Entry* entry = host_.insert(b.hash, b.tokens);
+      if (entry == nullptr) break;  // every other slot is held by a lookup in progress
+      copy_out(b.block, host_.slot(entry->slot));
+      ++host_stats_.stored_blocks;
+      host_stats_.write_bytes += static_cast<int64_t>(host_.block_bytes());
+    }
+    copies_ = backend_.record_event();
+    if (copied < round) break;
+    done += round;
   }
-  copies_ = backend_.record_event();
   host_stats_.write_seconds += seconds_since(start);
 }
 

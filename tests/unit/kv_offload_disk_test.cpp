@@ -55,8 +55,8 @@ std::string parent() {
 }
 
 DiskTier make_tier(std::unique_ptr<DiskIo> io, int64_t n_records = 8) {
-  return DiskTier(parent(), n_records * (kSlotBytes + record_header_bytes(kBlockSize)),
-                  kBlockBytes, kSlotBytes, kBlockSize, kFingerprint, std::move(io));
+  return DiskTier(parent(), n_records * (kSlotBytes + record_header_bytes(kBlockSize)), kBlockBytes,
+                  kSlotBytes, kBlockSize, kFingerprint, std::move(io));
 }
 
 size_t n_files(const DiskTier& tier) {
@@ -96,7 +96,7 @@ TEST(DiskTier, FailedWritesKeepNothing) {
     tier.store(std::vector<DiskTier::Block>{{7, tokens, slot.data}});
     EXPECT_FALSE(tier.contains(7, tokens));
     EXPECT_EQ(tier.stats().dropped_blocks, 1);
-    EXPECT_EQ(n_files(tier), 0u);  // the partial file is gone
+    EXPECT_EQ(n_files(tier), 0u);     // the partial file is gone
     current = FaultyIo::Mode::kNone;  // the disk has room again
     tier.store(std::vector<DiskTier::Block>{{7, tokens, slot.data}});
     EXPECT_TRUE(tier.contains(7, tokens));
