@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
     if (r.stats.disk.read_seconds > 0)
       std::printf("  disk reads %.1f MB in %.2f ms (%.2f GB/s, %s)", r.stats.disk.read_bytes / 1e6,
                   r.stats.disk.read_seconds * 1e3,
-                  r.stats.disk.read_bytes / r.stats.disk.read_seconds / 1e9, r.stats.disk_io.c_str());
+                  r.stats.disk.read_bytes / r.stats.disk.read_seconds / 1e9,
+                  r.stats.disk_io.c_str());
     if (r.stats.host.read_seconds > 0)
       std::printf("  host->device %.1f MB in %.2f ms", r.stats.host.read_bytes / 1e6,
                   r.stats.host.read_seconds * 1e3);

@@ -49,7 +49,7 @@ struct TierSizes {
 // evicts a finished one's cached blocks into the tiers.
 std::unique_ptr<LoadedModel> load(const std::string& fixture, std::optional<TierSizes> tiers,
                                   bool prefix_caching = true) {
-  EngineOptions options = test_engine_options(fixture, 8, 12, 64);
+  EngineOptions options = test_engine_options(fixture, 8, 12, 128);  // whole prompts per step
   options.async_scheduling = false;
   options.enable_prefix_caching = prefix_caching;
   if (tiers) {
