@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,6 +60,8 @@ Result run(Where where, const std::string& model_dir, int prefix, const std::str
     // The disk case's host tier is too small to keep the prefix past two fillers.
     options.offload.host_bytes = (where == Where::kHost ? 256 : 64) * slot;
     if (where == Where::kDisk) {
+      const char* io = std::getenv("HADRON_KV_OFFLOAD_IO");  // posix: pread/pwrite
+      if (io != nullptr && std::string(io) == "posix") options.offload.io = DiskIoKind::kPosix;
       options.offload.disk_dir = disk;
       options.offload.disk_bytes = size_t{1} << 30;
     }

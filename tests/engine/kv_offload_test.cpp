@@ -124,6 +124,28 @@ INSTANTIATE_TEST_SUITE_P(Models, KvOffloadHit, ::testing::Values("qwen3-gqa4", "
                            return id;
                          });
 
+// Preemption releases a sequence's blocks, full ones cached: with the tiers they come back
+// from host memory on resumption instead of being recomputed, and outputs stay the same.
+TEST(KvOffloadPreemption, ResumedSequencesReloadInsteadOfRecomputing) {
+  std::mt19937 rng(17);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 4; ++i) batch.push_back(greedy(random_tokens(rng, 30 + 6 * i), 24));
+  auto reference = load("qwen3-gqa4", std::nullopt, /*prefix_caching=*/false);
+  const auto expected = generate(*reference, batch);
+  GenerationStats without, with;
+  auto plain = load("qwen3-gqa4", std::nullopt);
+  const auto plain_results = generate(*plain, batch, nullptr, &without);
+  auto offloaded = load("qwen3-gqa4", TierSizes{});
+  const auto results = generate(*offloaded, batch, nullptr, &with);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(plain_results[i].completions, expected[i].completions) << i;
+    EXPECT_EQ(results[i].completions, expected[i].completions) << i;
+  }
+  EXPECT_GT(with.engine.n_preemptions, 0);
+  EXPECT_GT(with.engine.offload.host.hit_blocks, 0);
+  EXPECT_LT(with.engine.n_recomputed_tokens, without.engine.n_recomputed_tokens);
+}
+
 class KvOffloadDisk : public ::testing::TestWithParam<DiskIoKind> {};
 
 std::vector<std::filesystem::path> block_files(LoadedModel& model) {
