@@ -59,13 +59,13 @@ uint64_t kv_offload_fingerprint(const EngineOptions& options, const Backend& bac
 
 std::unique_ptr<KvOffload> make_kv_offload(const EngineOptions& options, Backend& backend,
                                            const KvCache& kv, const ModelConfig& config,
-                                           bool prefix_caching) {
+                                           bool prefix_caching, bool linear_state) {
   if (!options.offload.enabled()) return nullptr;
-  if (!prefix_caching) {
+  if (!prefix_caching || linear_state) {
     if (options.verbose)
-      std::fprintf(stderr,
-                   "KV offloading is off: it keeps prefix-cache blocks, and prefix "
-                   "caching is off\n");
+      std::fprintf(stderr, "KV offloading is off: %s\n",
+                   linear_state ? "the model keeps linear-attention state, which is not offloaded"
+                                : "it keeps prefix-cache blocks, and prefix caching is off");
     return nullptr;
   }
   auto offload = std::make_unique<KvOffload>(backend, kv, options.offload,

@@ -14,9 +14,11 @@ namespace hadron {
 uint64_t kv_offload_fingerprint(const EngineOptions& options, const Backend& backend,
                                 const KvCache& kv, const ModelConfig& config);
 
-// The tiers options.offload asks for, or null (none asked for, or no prefix caching).
+// The tiers options.offload asks for, or null: none asked for, no prefix caching, or a model
+// with linear-attention state (per-sequence state does not live in blocks; offloading its
+// snapshots is not implemented, so such models keep their prefix cache on the device).
 std::unique_ptr<KvOffload> make_kv_offload(const EngineOptions& options, Backend& backend,
                                            const KvCache& kv, const ModelConfig& config,
-                                           bool prefix_caching);
+                                           bool prefix_caching, bool linear_state);
 
 }  // namespace hadron

@@ -138,7 +138,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                  "cached per prefix\n",
                  config.architecture.c_str());
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size, prefix_caching);
-  loaded->offload_ = make_kv_offload(options, backend, *loaded->kv_, config, prefix_caching);
+  loaded->offload_ =
+      make_kv_offload(options, backend, *loaded->kv_, config, prefix_caching, state_bytes > 0);
   loaded->blocks_->set_lower_tier(loaded->offload_.get());
   if (!options.enforce_eager) {
     const auto capture_start = std::chrono::steady_clock::now();

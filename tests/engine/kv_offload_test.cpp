@@ -146,6 +146,17 @@ TEST(KvOffloadPreemption, ResumedSequencesReloadInsteadOfRecomputing) {
   EXPECT_LT(with.engine.n_recomputed_tokens, without.engine.n_recomputed_tokens);
 }
 
+// Linear-attention state lives per sequence, not in blocks: such models get no tiers (a
+// prefix brought back without its state would be wrong), even if they cache prefixes.
+TEST(KvOffloadHybrid, ModelsWithLinearStateGetNoTiers) {
+  EngineOptions options = test_engine_options("qwen3-next", 8, 0, 64);
+  options.offload.host_bytes = size_t{1} << 22;
+  auto model = LoadedModel::load(options, make_cpu_backend());
+  EXPECT_EQ(model->offload(), nullptr);
+  std::mt19937 rng(3);
+  EXPECT_EQ(generate(*model, {greedy(random_tokens(rng, 20), 3)})[0].completions[0].size(), 3u);
+}
+
 class KvOffloadDisk : public ::testing::TestWithParam<DiskIoKind> {};
 
 std::vector<std::filesystem::path> block_files(LoadedModel& model) {
