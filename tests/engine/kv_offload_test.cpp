@@ -3,8 +3,10 @@
 // output of a miss; under random traffic no block is lost or duplicated; a disk block that was
 // corrupted, cut short or deleted is dropped and recomputed while the engine keeps going.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -315,6 +317,31 @@ TEST_P(KvOffloadDisk, RandomTrafficKeepsOutputsAndLosesNoBlock) {
   EXPECT_GT(s.host.hit_blocks, 0);
   EXPECT_GT(s.disk.hit_blocks, 0);
   EXPECT_EQ(s.disk.dropped_blocks, 0);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
+}
+
+// A disk that refuses writes (RLIMIT_FSIZE below a record: short writes, EFBIG, as when it is
+// full) while the prefix is spilled: nothing half-written is kept or served, the prefix is
+// recomputed, and the engine goes on.
+TEST_P(KvOffloadDisk, RefusedWritesAreNotServed) {
+  std::mt19937 rng(14);
+  const std::vector<int32_t> shared = random_tokens(rng, 40);
+  auto model = load("qwen3-gqa4", TierSizes{1, 64, GetParam()});
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = kRecordAlign;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  GenerationStats stats;
+  const auto output = hit_after_eviction(*model, shared, &stats);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(output, miss("qwen3-gqa4", shared));
+  EXPECT_GE(stats.engine.offload.disk.dropped_blocks, 5);
+  EXPECT_EQ(stats.engine.offload.disk.blocks, 0);
+  EXPECT_TRUE(block_files(*model).empty());
+  EXPECT_EQ(stats.engine.offload.disk.hit_blocks, 0);
   EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
 }
 

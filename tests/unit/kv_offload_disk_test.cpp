@@ -2,8 +2,10 @@
 // that fails (a full disk) or comes out short keeps nothing; records of another model, key or
 // token run are refused; the tier stays within its capacity, least recently used out first.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -80,6 +82,28 @@ TEST_P(DiskTierIo, RecordsRoundTrip) {
   EXPECT_EQ(std::memcmp(in.data, out.data, kBlockBytes), 0);
   EXPECT_EQ(tier.stats().hit_blocks, 1);
   EXPECT_EQ(n_files(tier), 1u);
+}
+
+// A real refusal by the kernel: with RLIMIT_FSIZE below a record's size every write stops
+// short or fails (EFBIG), as on a full disk; nothing is kept, and writes work again after.
+TEST_P(DiskTierIo, WritesRefusedByTheKernelKeepNothing) {
+  DiskTier tier = make_tier(make_disk_io(GetParam()));
+  Slot slot;
+  const std::vector<int32_t> tokens = {1, 2, 3, 4};
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = kRecordAlign;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  tier.store(std::vector<DiskTier::Block>{{3, tokens, slot.data}});
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(tier.contains(3, tokens));
+  EXPECT_EQ(tier.stats().dropped_blocks, 1);
+  EXPECT_EQ(n_files(tier), 0u);
+  tier.store(std::vector<DiskTier::Block>{{3, tokens, slot.data}});
+  EXPECT_TRUE(tier.contains(3, tokens));
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, DiskTierIo, ::testing::Values(DiskIoKind::kAuto, DiskIoKind::kPosix),
