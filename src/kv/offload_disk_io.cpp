@@ -1,9 +1,12 @@
 #include "kv/offload_disk_io.h"
 
+#if HADRON_HAVE_URING
 #include <liburing.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 #include <vector>
 
 namespace hadron {
@@ -30,6 +33,7 @@ class PosixDiskIo final : public DiskIo {
   void run(std::span<DiskOp> ops) override { run_posix(ops); }
 };
 
+#if HADRON_HAVE_URING
 // A ring of kDepth entries; a batch larger than that goes in rounds. Should the ring fail
 // mid-batch, the ops without a result run through pread/pwrite, and so does every later batch.
 class UringDiskIo final : public DiskIo {
@@ -88,21 +92,32 @@ class UringDiskIo final : public DiskIo {
   io_uring ring_;
   bool broken_ = false;
 };
+#endif  // HADRON_HAVE_URING
 
 }  // namespace
 
 std::unique_ptr<DiskIo> make_disk_io(DiskIoKind kind) {
   switch (kind) {
     case DiskIoKind::kAuto: {
+#if HADRON_HAVE_URING
       io_uring ring{};
       if (io_uring_queue_init(UringDiskIo::kDepth, &ring, 0) == 0)
         return std::make_unique<UringDiskIo>(ring);
+#endif
       return std::make_unique<PosixDiskIo>();
     }
     case DiskIoKind::kPosix:
       return std::make_unique<PosixDiskIo>();
   }
   return nullptr;
+}
+
+}  // namespace hadron
+
+namespace hadron {
+
+bool io_uring_available() {
+  return std::string(make_disk_io(DiskIoKind::kAuto)->name()) == "io_uring";
 }
 
 }  // namespace hadron

@@ -35,4 +35,7 @@ class DiskIo {
 // kAuto: io_uring, or pread/pwrite when io_uring setup fails; kPosix: pread/pwrite.
 std::unique_ptr<DiskIo> make_disk_io(DiskIoKind kind);
 
+// Whether this build has io_uring and the kernel lets this process set up a ring.
+bool io_uring_available();
+
 }  // namespace hadron
