@@ -61,11 +61,13 @@ std::unique_ptr<KvOffload> make_kv_offload(const EngineOptions& options, Backend
                                            const KvCache& kv, const ModelConfig& config,
                                            bool prefix_caching, bool linear_state) {
   if (!options.offload.enabled()) return nullptr;
-  if (!prefix_caching || linear_state) {
+  if (!prefix_caching || linear_state || options.tensor_parallel_size > 1) {
     if (options.verbose)
       std::fprintf(stderr, "KV offloading is off: %s\n",
                    linear_state ? "the model keeps linear-attention state, which is not offloaded"
-                                : "it keeps prefix-cache blocks, and prefix caching is off");
+                   : options.tensor_parallel_size > 1
+                       ? "ranks above 0 keep KV pools of their own, which it does not copy yet"
+                       : "it keeps prefix-cache blocks, and prefix caching is off");
     return nullptr;
   }
   auto offload = std::make_unique<KvOffload>(backend, kv, options.offload,

@@ -14,7 +14,8 @@ namespace hadron {
 uint64_t kv_offload_fingerprint(const EngineOptions& options, const Backend& backend,
                                 const KvCache& kv, const ModelConfig& config);
 
-// The tiers options.offload asks for, or null: none asked for, no prefix caching, or a model
+// The tiers options.offload asks for, or null: none asked for, no prefix caching, tensor
+// parallel (other ranks' KV pools are not copied yet), or a model
 // with linear-attention state (per-sequence state does not live in blocks; offloading its
 // snapshots is not implemented, so such models keep their prefix cache on the device).
 std::unique_ptr<KvOffload> make_kv_offload(const EngineOptions& options, Backend& backend,
