@@ -17,6 +17,7 @@ packages=(
   libbrotli-dev  # cpp-httplib.pc requires libbrotli*.pc; httplib.h includes its headers
   libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
   libutf8proc-dev libutf8proc2
+  liburing-dev liburing2 libxxhash-dev libxxhash0  # the KV offload's disk tier
   libgtest-dev googletest
   pkgconf pkgconf-bin libpkgconf3  # CMake's FindPkgConfig, for images without pkg-config
 )

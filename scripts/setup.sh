@@ -15,7 +15,8 @@ all=false
 [[ ${1:-} == --all ]] && all=true
 
 # Libraries, checked as Debian packages.
-packages=(libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev)
+packages=(libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev
+          liburing-dev libxxhash-dev)
 # Tools, checked as commands (a machine may have them from elsewhere, e.g. Node.js).
 declare -A tool_packages=([cmake]=cmake [ninja]=ninja-build [g++]=g++ [pkg-config]=pkg-config
                           [ccache]=ccache)

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -70,6 +71,7 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_option("--num-state-snapshots", options.num_state_snapshots,
                      "hybrid models: state snapshots to keep (overrides the fraction)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
+  add_kv_offload_flags(command, options.offload);
   command.add_option("--tensor-parallel-size", options.tensor_parallel_size,
                      "ranks to shard the model over (with --device cpu: threads of this "
                      "process, each with its own CPU backend)");
@@ -82,6 +84,30 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
   command.add_flag_callback(
       "--no-async-scheduling", [&options] { options.async_scheduling = false; },
       "wait for each step's tokens before scheduling the next (GPU)");
+}
+
+void add_kv_offload_flags(CLI::App& command, OffloadOptions& offload) {
+  command
+      .add_option_function<double>(
+          "--kv-offloading-size",
+          [&offload](double gib) { offload.host_bytes = static_cast<size_t>(gib * (1ull << 30)); },
+          "GiB of host memory (pinned on a GPU) keeping prefix-cache blocks evicted from the "
+          "device KV cache (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option_function<std::string>(
+          "--kv-offloading-backend", [](const std::string&) {},
+          "how KV blocks are offloaded: native (hadron's own tiers, the only one)")
+      ->check(CLI::IsMember({"native"}));
+  command.add_option("--kv-offload-disk-dir", offload.disk_dir,
+                     "folder for a disk tier below the host tier (hadron makes a private "
+                     "subfolder there and removes it on exit)");
+  command
+      .add_option_function<double>(
+          "--kv-offload-disk-gb",
+          [&offload](double gb) { offload.disk_bytes = static_cast<size_t>(gb * 1e9); },
+          "GB of disk the disk tier may fill (with --kv-offload-disk-dir)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides) {
@@ -105,6 +131,15 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
   if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
+  const OffloadOptions& offload = options.offload;
+  if (offload.host_bytes == 0 && (offload.disk_bytes > 0 || !offload.disk_dir.empty()))
+    input_error(
+        "the disk tier (--kv-offload-disk-dir, --kv-offload-disk-gb) needs a host tier "
+        "above it: set --kv-offloading-size");
+  if (offload.disk_dir.empty() != (offload.disk_bytes == 0))
+    input_error("--kv-offload-disk-dir and --kv-offload-disk-gb (> 0) go together");
+  if (const char* io = std::getenv("HADRON_KV_OFFLOAD_IO"); io != nullptr)
+    options.offload.io = std::string(io) == "posix" ? DiskIoKind::kPosix : DiskIoKind::kAuto;
   if (options.tensor_parallel_size < 1 || options.tensor_parallel_size > 64)
     input_error("--tensor-parallel-size must be in [1, 64]");
   parse_hf_overrides(options.hf_overrides);  // bad JSON is an error before anything loads

@@ -17,6 +17,11 @@ std::string default_model_dir();
 // --seed, --hf-overrides to `command`.
 void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
 
+// Adds --kv-offloading-size (GiB, vLLM's), --kv-offloading-backend (native),
+// --kv-offload-disk-dir and --kv-offload-disk-gb; checked once the command line is parsed.
+// HADRON_KV_OFFLOAD_IO=posix makes the disk tier use pread/pwrite instead of io_uring.
+void add_kv_offload_flags(CLI::App& command, OffloadOptions& offload);
+
 // Adds --hf-overrides (a JSON object merged into config.json, loader/hf_config.h) to `command`;
 // for commands that read a config without the other engine flags.
 void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides);

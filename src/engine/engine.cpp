@@ -447,18 +447,21 @@ std::vector<RequestOutput> Engine::take_aborted() {
 
 EngineStats Engine::stats() const {
   const BlockManager& blocks = model_.blocks();
-  return {scheduler_.n_running(),
-          scheduler_.n_waiting(),
-          blocks.usage(),
-          blocks.stats().queried_tokens,
-          blocks.stats().hit_tokens,
-          n_preemptions_,
-          n_steps_,
-          host_seconds_,
-          decode_steps_,
-          mixed_steps_,
-          prefill_steps_,
-          n_recomputed_tokens_};
+  EngineStats stats{scheduler_.n_running(),
+                    scheduler_.n_waiting(),
+                    blocks.usage(),
+                    blocks.stats().queried_tokens,
+                    blocks.stats().hit_tokens,
+                    n_preemptions_,
+                    n_steps_,
+                    host_seconds_,
+                    decode_steps_,
+                    mixed_steps_,
+                    prefill_steps_,
+                    n_recomputed_tokens_,
+                    {}};
+  if (const KvOffload* offload = model_.offload()) stats.offload = offload->stats();
+  return stats;
 }
 
 }  // namespace hadron

@@ -63,6 +63,7 @@ struct EngineStats {
   double host_seconds = 0;  // scheduling and postprocessing, outside the model runner
   StepKindStats decode_steps, mixed_steps, prefill_steps;
   int64_t n_recomputed_tokens = 0;  // computed again after preemption dropped their KV
+  OffloadStats offload;             // the prefix cache's host and disk tiers
 };
 
 class Engine {

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/kv_offload_setup.h"
 #include "engine/tensor_parallel_model.h"
 #include "loader/hf_config.h"
 #include "loader/safetensors.h"
@@ -185,6 +186,9 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                  "are kept (--state-snapshot-fraction 0)\n",
                  config.architecture.c_str());
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size, prefix_caching);
+  loaded->offload_ =
+      make_kv_offload(options, backend, *loaded->kv_, config, prefix_caching, state_bytes > 0);
+  loaded->blocks_->set_lower_tier(loaded->offload_.get());
   if (!options.enforce_eager) {
     const auto capture_start = std::chrono::steady_clock::now();
     const int n_graphs = loaded->runner_->capture_decode_graphs(options.max_num_seqs);

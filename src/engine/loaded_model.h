@@ -11,6 +11,8 @@
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
+#include "kv/offload_options.h"
+#include "kv/offload_tiers.h"
 #include "kv/state_slots.h"
 #include "kv/state_snapshots.h"
 #include "models/weight_loader.h"
@@ -43,7 +45,8 @@ struct EngineOptions {
   bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
-  bool verbose = true;  // progress and timings on stderr
+  bool verbose = true;     // progress and timings on stderr
+  OffloadOptions offload;  // --kv-offloading-size, --kv-offload-disk-dir, --kv-offload-disk-gb
   // --tensor-parallel-size: ranks the model is sharded over (threads of this process, each
   // with its own CPU backend; engine/tensor_parallel_model.h).
   int tensor_parallel_size = 1;
@@ -82,6 +85,9 @@ class LoadedModel {
   BlockManager& blocks() { return *blocks_; }
   // Linear-attention state slots (disabled for models without such layers).
   StateSlots& state_slots() { return *state_slots_; }
+  // The prefix cache's host and disk tiers; null without --kv-offloading-size.
+  KvOffload* offload() { return offload_.get(); }
+  const KvOffload* offload() const { return offload_.get(); }
   // Linear-attention state snapshots for prefix caching (disabled without such layers).
   StateSnapshots& snapshots() { return *snapshots_; }
   int64_t max_model_len() const { return max_model_len_; }
@@ -107,6 +113,7 @@ class LoadedModel {
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<KvOffload> offload_;  // before blocks_, which calls it
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<StateSlots> state_slots_;
   std::unique_ptr<StateSnapshots> snapshots_;

@@ -62,9 +62,39 @@ PrefixMatch BlockManager::acquire_prefix(std::span<const int32_t> tokens, uint64
     match.cursor = {i + 1, parent};
   }
   for (int32_t block : match.blocks) take(block);
+  if (tier_ != nullptr && static_cast<int64_t>(match.blocks.size()) < n_full)
+    extend_from_tier(tokens, salt, n_full, match);
   match.n_tokens = static_cast<int64_t>(match.blocks.size()) * block_size_;
   stats_.hit_tokens += match.n_tokens;
   return match;
+}
+
+void BlockManager::extend_from_tier(std::span<const int32_t> tokens, uint64_t salt, int64_t n_full,
+                                    PrefixMatch& match) {
+  std::vector<ChainedBlockKey> keys;
+  uint64_t parent = match.cursor.parent;
+  for (auto i = static_cast<int64_t>(match.blocks.size()); i < n_full; ++i) {
+    const auto block_tokens = tokens.subspan(i * block_size_, block_size_);
+    parent = block_hash(parent, block_tokens, salt);
+    keys.push_back({parent, block_tokens});
+  }
+  const int64_t n_held = std::min(tier_->held_prefix(keys), n_free());
+  std::vector<int32_t> fresh;
+  if (n_held > 0) fresh = *allocate(n_held);  // may evict into the tier
+  const int64_t n_loaded = tier_->load(std::span(keys).first(n_held), fresh);
+  for (int64_t i = 0; i < n_loaded; ++i) {
+    Block& b = blocks_[fresh[i]];
+    if (!cache_.contains(keys[i].hash)) {
+      b.cached = true;
+      b.hash = keys[i].hash;
+      b.tokens.assign(keys[i].tokens.begin(), keys[i].tokens.end());
+      cache_[keys[i].hash] = fresh[i];
+    }
+    match.blocks.push_back(fresh[i]);
+    match.hashes.push_back(keys[i].hash);
+    match.cursor = {match.cursor.n_hashed + 1, keys[i].hash};
+  }
+  release(std::span(fresh).subspan(n_loaded));
 }
 
 void BlockManager::trim_prefix(PrefixMatch& match, int64_t n_blocks) {
@@ -81,13 +111,17 @@ void BlockManager::trim_prefix(PrefixMatch& match, int64_t n_blocks) {
 std::optional<std::vector<int32_t>> BlockManager::allocate(int64_t n) {
   if (n > n_free()) return std::nullopt;
   std::vector<int32_t> result;
+  std::vector<EvictedBlock> evicted;
   result.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
     const int32_t block = free_list_.front();
+    Block& b = blocks_[block];
+    if (tier_ != nullptr && b.cached) evicted.push_back({block, b.hash, b.tokens});
     uncache(block);
     take(block);
     result.push_back(block);
   }
+  if (!evicted.empty()) tier_->on_evict(evicted);
   return result;
 }
 

@@ -31,7 +31,35 @@ struct PrefixMatch {
 
 struct PrefixCacheStats {
   int64_t queried_tokens = 0;
-  int64_t hit_tokens = 0;
+  int64_t hit_tokens = 0;  // from the device pool and from lower tiers
+};
+
+// A full block by its place in a hash chain: the chain key and its tokens.
+struct ChainedBlockKey {
+  uint64_t hash = 0;
+  std::span<const int32_t> tokens;
+};
+
+// A cached block the pool drops to hand its memory out again; its contents are intact until
+// the step after the allocate() that evicted it writes there.
+struct EvictedBlock {
+  int32_t block = 0;
+  uint64_t hash = 0;
+  std::vector<int32_t> tokens;
+};
+
+// A lower tier of the prefix cache (kv/offload_tiers.h): it keeps blocks the device pool
+// evicts and brings back the ones a prefix lookup misses on the device.
+class PrefixCacheTier {
+ public:
+  virtual ~PrefixCacheTier() = default;
+  // Blocks allocate() evicted, before their new owners can write them.
+  virtual void on_evict(std::span<const EvictedBlock> blocks) = 0;
+  // How many leading keys the tier holds; they stay held until the next load().
+  virtual int64_t held_prefix(std::span<const ChainedBlockKey> keys) = 0;
+  // Copies the leading keys into the device blocks (one each, min(keys, blocks) of them);
+  // returns how many leading blocks were filled (fewer when one fails its checks).
+  virtual int64_t load(std::span<const ChainedBlockKey> keys, std::span<const int32_t> blocks) = 0;
 };
 
 class BlockManager {
@@ -63,6 +91,8 @@ class BlockManager {
                          uint64_t salt, BlockHashCursor& cursor);
 
   int32_t ref_count(int32_t block) const { return blocks_[block].ref_count; }
+  // Evicted cached blocks go to `tier` and prefix lookups continue there (null: none).
+  void set_lower_tier(PrefixCacheTier* tier) { tier_ = tier; }
 
  private:
   struct Block {
@@ -76,6 +106,10 @@ class BlockManager {
   uint64_t block_hash(uint64_t parent, std::span<const int32_t> tokens, uint64_t salt) const;
   void uncache(int32_t block);
   void take(int32_t block);
+  // Continues match (device blocks for its first blocks) from the lower tier, up to n_full
+  // blocks of tokens.
+  void extend_from_tier(std::span<const int32_t> tokens, uint64_t salt, int64_t n_full,
+                        PrefixMatch& match);
 
   int64_t block_size_;
   bool prefix_caching_;
@@ -83,6 +117,7 @@ class BlockManager {
   std::list<int32_t> free_list_;  // front: evicted first
   std::unordered_map<uint64_t, int32_t> cache_;
   PrefixCacheStats stats_;
+  PrefixCacheTier* tier_ = nullptr;
 };
 
 }  // namespace hadron

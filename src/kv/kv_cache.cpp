@@ -40,6 +40,15 @@ void KvCache::allocate(Backend& backend, const std::vector<KvLayerSpec>& layers,
   }
 }
 
+std::vector<Tensor> KvCache::block_parts(int32_t block) const {
+  HADRON_CHECK(block >= 0 && block < n_blocks_, "block {} of {}", block, n_blocks_);
+  std::vector<Tensor> parts;
+  for (size_t layer = 0; layer < k_.size(); ++layer)
+    for (const Tensor* pool : {&k_[layer], &v_[layer], &index_[layer]})
+      if (pool->defined()) parts.push_back(pool->slice_rows(block, block + 1));
+  return parts;
+}
+
 size_t KvCache::state_bytes_per_seq(const std::vector<LinearStateSpec>& layers, DType conv_dtype) {
   size_t bytes = 0;
   for (const LinearStateSpec& layer : layers)

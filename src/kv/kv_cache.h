@@ -57,6 +57,9 @@ class KvCache {
   // index_cache(l): [n_blocks, block_size, index_dim] for a layer with has_index(), else
   // undefined.
   const Tensor& index_cache(int layer) const { return index_[layer]; }
+  // One block's contiguous pieces over all layers (K and V, or the latent, then indexer keys),
+  // in a fixed order, bytes_per_block in all: what the offload tiers copy out and back.
+  std::vector<Tensor> block_parts(int32_t block) const;
   int64_t n_blocks() const { return n_blocks_; }
   int64_t block_size() const { return block_size_; }
   size_t bytes() const { return storage_.bytes(); }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 namespace hadron::server {
 
@@ -48,6 +50,48 @@ void increment(std::vector<std::pair<Key, uint64_t>>& counters, const Key& key) 
     }
   }
   counters.emplace_back(key, 1);
+}
+
+// The prefix cache's host and disk tiers (ADR 0012): per tier and per transfer direction.
+std::string render_offload(const OffloadStats& stats, const std::string& label) {
+  std::string out;
+  const std::pair<const char*, const OffloadTierStats*> tiers[] = {{"host", &stats.host},
+                                                                   {"disk", &stats.disk}};
+  const auto per_tier = [&](const char* name, const char* help, const char* type, auto field) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+    for (const auto& [tier, s] : tiers)
+      out += fmt::format("{}{{{},tier=\"{}\"}} {}\n", name, label, tier, field(*s));
+  };
+  per_tier("hadron_kv_offload_capacity_blocks", "KV blocks the tier can hold.", "gauge",
+           [](const OffloadTierStats& s) { return s.capacity_blocks; });
+  per_tier("hadron_kv_offload_blocks", "KV blocks the tier holds.", "gauge",
+           [](const OffloadTierStats& s) { return s.blocks; });
+  per_tier("hadron_kv_offload_bytes", "Bytes the tier's blocks take.", "gauge",
+           [](const OffloadTierStats& s) { return s.bytes; });
+  per_tier("hadron_kv_offload_stored_blocks_total", "KV blocks written into the tier.", "counter",
+           [](const OffloadTierStats& s) { return s.stored_blocks; });
+  per_tier("hadron_kv_offload_hit_blocks_total",
+           "Prefix-cache blocks served from the tier to the device.", "counter",
+           [](const OffloadTierStats& s) { return s.hit_blocks; });
+  per_tier("hadron_kv_offload_dropped_blocks_total",
+           "Blocks dropped for a failed write or integrity check (recomputed).", "counter",
+           [](const OffloadTierStats& s) { return s.dropped_blocks; });
+  const std::tuple<const char*, int64_t, double> moves[] = {
+      {"device_to_host", stats.host.write_bytes, stats.host.write_seconds},
+      {"host_to_device", stats.host.read_bytes, stats.host.read_seconds},
+      {"host_to_disk", stats.disk.write_bytes, stats.disk.write_seconds},
+      {"disk_to_host", stats.disk.read_bytes, stats.disk.read_seconds}};
+  for (const bool seconds : {false, true}) {
+    const char* name = seconds ? "hadron_kv_offload_transfer_seconds_total"
+                               : "hadron_kv_offload_transfer_bytes_total";
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} counter\n", name,
+                       seconds ? "Time spent moving KV blocks between tiers."
+                               : "Bytes of KV blocks moved between tiers.");
+    for (const auto& [direction, bytes, time] : moves)
+      out += seconds ? fmt::format("{}{{{},direction=\"{}\"}} {}\n", name, label, direction, time)
+                     : fmt::format("{}{{{},direction=\"{}\"}} {}\n", name, label, direction, bytes);
+  }
+  return out;
 }
 
 }  // namespace
@@ -103,6 +147,7 @@ std::string Metrics::render(const EngineStats& stats, const std::string& model_n
                                         : 0.0);
   gauge("hadron_num_preemptions_total", "Sequences preempted for KV blocks.", "counter",
         static_cast<double>(stats.n_preemptions));
+  if (stats.offload.enabled) out += render_offload(stats.offload, label);
   out += ttft_.render("hadron_time_to_first_token_seconds", "Time to the first token.");
   out += inter_token_.render("hadron_inter_token_latency_seconds", "Time between tokens.");
   out += e2e_.render("hadron_e2e_request_latency_seconds", "Request latency, end to end.");
