@@ -44,6 +44,8 @@ float f16_to_f32(uint16_t value);
 uint16_t f32_to_f16(float value);
 float fp8_e4m3_to_f32(uint8_t value);
 float fp8_e5m2_to_f32(uint8_t value);
+// Round to nearest even, saturating at +-448 (e4m3fn has no infinity); NaN -> 0x7f.
+uint8_t f32_to_fp8_e4m3(float value);
 
 // Converts n elements of a float dtype (F32, F16, BF16, F8_*) to fp32.
 void convert_to_f32(const void* src, DType src_dtype, float* dst, size_t n);

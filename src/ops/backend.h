@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
 #include "ops/device_work.h"
+#include "ops/fp8.h"
 #include "ops/moe.h"
 #include "ops/sampling.h"
 
@@ -161,6 +162,24 @@ class Backend {
   // out: [T, N]. out may be F32 whatever the activation dtype (used for logits).
   virtual void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Tensor& out) = 0;
+
+  // FP8 linear (ops/fp8.h; backends without it refuse: supports_fp8_linear is false and the
+  // two ops below throw). A model quantizes its activations with the first op, then multiplies.
+  virtual bool supports_fp8_linear() const { return false; }
+  // Dynamic per-token-group quantization (DeepSeek's act_quant): per row t and group g of
+  // out.group columns (the last group may be short), s = fp8_scale_for(amax |x[t, g]|, ue8m0),
+  // out.q[t, k] = e4m3(x[t, k] / s) (round to nearest even), out.scales[t, g] = s.
+  // x: [T, K] activation dtype or F32; out as Fp8Activations (group a multiple of 16, or K).
+  virtual void quantize_fp8_per_token_group(const Tensor& x, bool ue8m0, const Fp8Activations& out);
+  // out = x @ w^T (+ bias) on the dequantized values, as DeepSeek's block-scaled GEMM computes
+  // it: k splits into segments over which both the activation and the weight scale are
+  // constant (x.group a multiple of weight.block_k or the reverse); per segment the e4m3
+  // products (exact in f32) are summed in f32, then scaled by x.scales[t, seg] *
+  // weight.scales[n / block_n, seg]; segments and bias are summed in f32.
+  // x: as Fp8Activations [T, K]; weight: as Fp8Weight [N, K]; bias: [N] any float dtype or
+  // undefined; out: [T, N], activation dtype or F32.
+  virtual void fp8_linear(const Fp8Activations& x, const Fp8Weight& weight, const Tensor& bias,
+                          const Tensor& out);
 
   // norm (see AddRmsNorm), then out = norm.normed @ weight^T (+ bias) as linear. The default
   // runs the two ops; a backend may fuse them (CUDA does for decode-sized batches).
