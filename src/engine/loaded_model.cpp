@@ -96,7 +96,9 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
   } else {
     const Checkpoint checkpoint = Checkpoint::open(options.model_path);
     const auto load_start = std::chrono::steady_clock::now();
-    loaded->weights_ = load_weights(plan, checkpoint, backend, options.verbose, config.quant);
+    loaded->weights_ =
+        load_weights(plan, checkpoint, backend, options.verbose, config.quant,
+                     options.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone);
     if (options.verbose)
       std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n",
                    loaded->weights_.bytes / 1e9, options.model_path.c_str(),

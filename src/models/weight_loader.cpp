@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "loader/fp8_weights.h"
+#include "models/weight_sources.h"
 
 namespace hadron {
 namespace {
@@ -180,34 +181,6 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
   return loaded;
 }
 
-// A checkpoint tensor feeding a spec, with its scales when it is FP8.
-struct SpecSource {
-  const TensorInfo* info;
-  std::optional<Fp8Scales> fp8;
-};
-
-// Writes elements [begin, end) of a spec, its sources' elements concatenated, to dst in dtype.
-void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, int64_t end,
-                       void* dst, DType dtype) {
-  char* cursor = static_cast<char*>(dst);
-  int64_t source_begin = 0;
-  for (const auto& [info, fp8] : sources) {
-    const int64_t source_end = source_begin + info->numel();
-    const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
-    if (from < to) {
-      if (fp8) {
-        dequantize_fp8(*info, *fp8, from - source_begin, to - source_begin, cursor, dtype);
-      } else {
-        const char* src =
-            static_cast<const char*>(info->data) + (from - source_begin) * dtype_size(info->dtype);
-        convert_dtype(src, info->dtype, cursor, dtype, to - from);
-      }
-      cursor += (to - from) * dtype_size(dtype);
-    }
-    source_begin = source_end;
-  }
-}
-
 // Writes elements [begin, end) of a transposed spec to dst in dtype: the parameter's rows are
 // the stored tensor's columns, gathered a tile of rows at a time so that every stored row
 // segment read is contiguous.
@@ -234,6 +207,20 @@ void fill_transposed(const TensorInfo& info, int64_t begin, int64_t end, void* d
   }
 }
 
+// Uploads a kept spec's scales and fills its Fp8Weight (the codes are *spec.target).
+void publish_fp8(const WeightSpec& spec, const KeptFp8& kept, Backend& backend,
+                 LoadedWeights& loaded) {
+  const Fp8Layout& layout = kept.layout;
+  std::vector<float> host = layout.scales;
+  Buffer scales = backend.allocate(host.size() * sizeof(float));
+  const Tensor device = scales.view(DType::F32, {layout.scale_rows, layout.scale_cols});
+  backend.copy(Tensor::view_of(host.data(), DType::F32, {layout.scale_rows, layout.scale_cols}),
+               device);
+  *spec.fp8 = {*spec.target, device, layout.block_n, layout.block_k, kept.act_group, kept.ue8m0};
+  loaded.bytes += device.nbytes();
+  loaded.buffers.push_back(std::move(scales));
+}
+
 }  // namespace
 
 std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds) {
@@ -255,7 +242,8 @@ void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
 }
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
-                           bool show_progress, const QuantConfig& quant) {
+                           bool show_progress, const QuantConfig& quant,
+                           Quantization quantization) {
   const std::vector<std::string> problems = check_plan(plan, checkpoint, quant);
   if (!problems.empty()) {
     std::string message =
@@ -264,8 +252,13 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
     if (problems.size() > 20) message += fmt::format("\n  ... and {} more", problems.size() - 20);
     throw InputError(message + "\nhint: is config.json from the same checkpoint?");
   }
+  if (quantization == Quantization::kFp8 && !backend.supports_fp8_linear())
+    input_error("--quantization fp8: the {} backend has no FP8 linear yet", backend.name());
+  const bool keep_fp8 =
+      quantization == Quantization::kFp8 || backend.weight_dtype(DType::F8_E4M3) == DType::F8_E4M3;
   std::vector<std::optional<DType>> dtypes;
   std::vector<std::vector<SpecSource>> sources;
+  std::vector<std::optional<KeptFp8>> kept;
   for (const WeightSpec& spec : plan.specs()) {
     const TensorInfo* first = checkpoint.find(spec.sources[0].name);
     dtypes.push_back(first ? std::optional(backend.weight_dtype(first->dtype)) : std::nullopt);
@@ -275,15 +268,23 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
         const TensorInfo* info = checkpoint.find(source.name);
         infos.push_back({info, read_fp8_scales(checkpoint, *info, quant)});
       }
+    kept.push_back(plan_kept_fp8(spec, infos, keep_fp8, quantization == Quantization::kFp8, quant));
+    if (kept.back()) dtypes.back() = DType::F8_E4M3;
   }
-  return materialise(plan, dtypes, backend, show_progress,
-                     [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-                       if (plan.specs()[spec_idx].transposed)
-                         fill_transposed(*sources[spec_idx][0].info, begin, end, dst,
-                                         *dtypes[spec_idx]);
-                       else
-                         fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
-                     });
+  LoadedWeights loaded = materialise(
+      plan, dtypes, backend, show_progress,
+      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
+        const WeightSpec& spec = plan.specs()[spec_idx];
+        if (kept[spec_idx])
+          fill_fp8_codes(sources[spec_idx], *kept[spec_idx], spec.shape()[1], begin, end, dst);
+        else if (spec.transposed)
+          fill_transposed(*sources[spec_idx][0].info, begin, end, dst, *dtypes[spec_idx]);
+        else
+          fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
+      });
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) publish_fp8(plan.specs()[i], *kept[i], backend, loaded);
+  return loaded;
 }
 
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,

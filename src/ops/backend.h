@@ -12,10 +12,10 @@
 #include <string>
 
 #include "core/buffer.h"
+#include "core/fp8.h"
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
 #include "ops/device_work.h"
-#include "ops/fp8.h"
 #include "ops/moe.h"
 #include "ops/sampling.h"
 
@@ -93,6 +93,10 @@ struct AddRmsNorm {
 // Throws unless residual_out is its own buffer when add is given (every backend's
 // add_rms_norm_linear checks this first).
 void check_out_of_place(const AddRmsNorm& norm);
+class Backend;
+// The norm alone, as add_rms_norm_linear's default runs it: writes norm.normed (and
+// norm.residual_out when add is given).
+void apply_add_rms_norm(Backend& backend, const AddRmsNorm& norm);
 
 // The shape of a gated DeltaNet layer (linear attention, Qwen3-Next / Qwen3.5).
 struct LinearAttentionParams {

@@ -60,8 +60,8 @@ void check_quantization(int64_t t_count, int64_t k, int64_t group, bool ue8m0) {
   std::vector<float> scales(t_count * n_groups, NAN);
   make_cpu_backend()->quantize_fp8_per_token_group(
       view(x, {t_count, k}), ue8m0,
-      {Tensor::view_of(codes.data(), DType::F8_E4M3, {t_count, k}), view(scales, {t_count, n_groups}),
-       group});
+      {Tensor::view_of(codes.data(), DType::F8_E4M3, {t_count, k}),
+       view(scales, {t_count, n_groups}), group});
   for (int64_t t = 0; t < t_count; ++t)
     for (int64_t g = 0; g < n_groups; ++g) {
       float amax = 0;
@@ -81,7 +81,8 @@ void check_quantization(int64_t t_count, int64_t k, int64_t group, bool ue8m0) {
         ASSERT_EQ(code, f32_to_fp8_e4m3(x[t * k + i] / s)) << t << ", " << i;
         // Half a step of a 3-bit mantissa, or of the subnormal grid.
         const double deq = fp8_e4m3_to_f32(code) * double{s};
-        EXPECT_LE(std::fabs(deq - x[t * k + i]), std::max(std::fabs(x[t * k + i]) / 16, s / 1024.0f))
+        EXPECT_LE(std::fabs(deq - x[t * k + i]),
+                  std::max(std::fabs(x[t * k + i]) / 16, s / 1024.0f))
             << t << ", " << i;
       }
     }
@@ -136,8 +137,7 @@ void check_linear(const LinearCase& c) {
       double expected = c.bias ? bias[j] : 0.0;
       for (int64_t i = 0; i < c.k; ++i)
         expected += fp8_e4m3_to_f32(xq[t * c.k + i]) * double{xs[t * x_groups + i / c.group]} *
-                    fp8_e4m3_to_f32(wq[j * c.k + i]) *
-                    ws[j / c.block_n * w_cols + i / c.block_k];
+                    fp8_e4m3_to_f32(wq[j * c.k + i]) * ws[j / c.block_n * w_cols + i / c.block_k];
       error += (out[t * c.n + j] - expected) * (out[t * c.n + j] - expected);
       norm += expected * expected;
     }

@@ -24,7 +24,8 @@ int64_t fp8_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 const std::array<float, 256>& e4m3_table() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> values{};
-    for (int code = 0; code < 256; ++code) values[code] = fp8_e4m3_to_f32(static_cast<uint8_t>(code));
+    for (int code = 0; code < 256; ++code)
+      values[code] = fp8_e4m3_to_f32(static_cast<uint8_t>(code));
     return values;
   }();
   return table;
@@ -54,8 +55,8 @@ void check_fp8_linear(const Fp8Activations& x, const Fp8Weight& w, const Tensor&
                w.scales.describe(), n, k, w.block_n, w.block_k);
   HADRON_CHECK(x.group > 0 && x.scales.dtype == DType::F32 && x.scales.ndim == 2 &&
                    x.scales.size(0) == t && x.scales.size(1) == fp8_ceil_div(k, x.group),
-               "fp8_linear: activation scales {} for [{}, {}] in groups of {}",
-               x.scales.describe(), t, k, x.group);
+               "fp8_linear: activation scales {} for [{}, {}] in groups of {}", x.scales.describe(),
+               t, k, x.group);
   const int64_t shorter = std::min(x.group, w.block_k), longer = std::max(x.group, w.block_k);
   HADRON_CHECK(longer % shorter == 0 || longer >= k,
                "fp8_linear: activation group {} and weight block_k {} do not nest", x.group,
@@ -86,7 +87,8 @@ void CpuBackend::quantize_fp8_per_token_group(const Tensor& x, bool ue8m0,
             for (int64_t i = g0; i < g1; ++i) amax = std::fmax(amax, std::fabs(row[i]));
             const float scale = fp8_scale_for(amax, ue8m0);
             for (int64_t i = g0; i < g1; ++i) codes[i] = f32_to_fp8_e4m3(row[i] / scale);
-            out.scales.ptr<float>()[t * out.scales.strides[0] + g0 / group * out.scales.strides[1]] =
+            out.scales
+                .ptr<float>()[t * out.scales.strides[0] + g0 / group * out.scales.strides[1]] =
                 scale;
           }
         }

@@ -1,5 +1,5 @@
-// FP8 (e4m3fn) weights and activations for the FP8 linear (Backend::fp8_linear), in the layouts
-// DeepSeek-V3's block-scaled checkpoints and the per-channel toolkits write, which a Hopper
+// FP8 (e4m3fn) weights and activations for the FP8 linear (ops: Backend::fp8_linear), in the
+// layouts DeepSeek-V3's block-scaled checkpoints and the per-channel toolkits write, which a Hopper
 // wgmma kernel reads directly (ADR 0014):
 //   weight  w[n, k] = q[n, k] * scales[n / block_n, k / block_k]   (q row-major [N, K], K-major)
 //   input   x[t, k] = q[t, k] * scales[t, k / group]               (per token, per group of k)
