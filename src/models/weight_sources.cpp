@@ -55,8 +55,9 @@ std::optional<KeptFp8> plan_kept_fp8(const WeightSpec& spec, const std::vector<S
   const int64_t rows = shape[0], cols = shape[1];
   const bool all_fp8 = std::all_of(sources.begin(), sources.end(),
                                    [](const SpecSource& source) { return source.fp8.has_value(); });
-  const bool none_fp8 = std::none_of(sources.begin(), sources.end(),
-                                     [](const SpecSource& source) { return source.fp8.has_value(); });
+  const bool none_fp8 = std::none_of(sources.begin(), sources.end(), [](const SpecSource& source) {
+    return source.fp8.has_value();
+  });
   KeptFp8 kept;
   if (all_fp8 && keep_checkpoint_fp8) {
     std::vector<const Fp8Scales*> parts;
@@ -103,7 +104,8 @@ void fill_fp8_codes(const std::vector<SpecSource>& sources, const KeptFp8& kept,
     const int64_t count = std::min(kChunk, end - first);
     fill_from_sources(sources, first, first + count, values, DType::F32);
     for (int64_t i = 0; i < count; ++i)
-      codes[first - begin + i] = f32_to_fp8_e4m3(values[i] / kept.layout.scales[(first + i) / cols]);
+      codes[first - begin + i] =
+          f32_to_fp8_e4m3(values[i] / kept.layout.scales[(first + i) / cols]);
   }
 }
 

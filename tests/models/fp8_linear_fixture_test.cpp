@@ -1,0 +1,103 @@
+// Linear weights kept in FP8 (Backend::fp8_linear) on the CPU: `--quantization fp8` on bf16
+// checkpoints (per-channel weights quantized at load, per-token activations) and block-FP8
+// checkpoints kept as stored (128-wide activation groups), against the unquantized model:
+// logits error and top-1 agreement, teacher-forced, and greedy continuations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "backends/cpu/cpu_backend.h"
+#include "engine/generator.h"
+#include "fixture_util.h"
+
+namespace hadron {
+namespace {
+
+std::unique_ptr<LoadedModel> load(const std::string& dir, bool quantize_fp8) {
+  EngineOptions options;
+  options.model_path = dir;
+  options.max_model_len = 128;
+  options.max_num_seqs = 4;
+  options.max_num_batched_tokens = 64;
+  options.verbose = false;
+  options.quantize_fp8 = quantize_fp8;
+  return LoadedModel::load(options, make_cpu_backend());
+}
+
+struct Agreement {
+  double rms_error = 0;      // rms(fp8 - reference) / rms(reference) over all logits
+  double top1 = 0;           // fraction of positions whose argmax agrees
+  double greedy_tokens = 0;  // fraction of greedy continuation tokens equal, up to the first miss
+};
+
+int64_t argmax(const float* row, int64_t n) { return std::max_element(row, row + n) - row; }
+
+// The two models on the fixture's sequences (teacher-forced) and its prompts (greedy).
+Agreement compare(LoadedModel& reference, LoadedModel& fp8, const testing::Fixture& fixture) {
+  const int64_t vocab = reference.config().vocab_size;
+  double diff_sq = 0, ref_sq = 0, rows = 0, agree = 0, same = 0, generated = 0;
+  std::vector<GenerationRequest> requests;
+  for (size_t i = 0; i < fixture.prompts.size(); ++i) {
+    const std::vector<int32_t> tokens = fixture.sequence(i);
+    const std::vector<float> want = score(reference, tokens), got = score(fp8, tokens);
+    for (size_t j = 0; j < want.size(); ++j) {
+      diff_sq += (double{got[j]} - want[j]) * (double{got[j]} - want[j]);
+      ref_sq += double{want[j]} * want[j];
+    }
+    for (size_t r = 0; r < tokens.size(); ++r, ++rows)
+      agree += argmax(&want[r * vocab], vocab) == argmax(&got[r * vocab], vocab);
+    GenerationRequest request{fixture.prompts[i], {}};
+    request.params.max_tokens = 12;
+    request.params.ignore_eos = true;
+    requests.push_back(request);
+  }
+  const std::vector<GenerationResult> a = generate(reference, requests), b = generate(fp8, requests);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<int32_t>&x = a[i].completions[0], &y = b[i].completions[0];
+    size_t n = 0;
+    while (n < x.size() && n < y.size() && x[n] == y[n]) ++n;
+    same += n, generated += x.size();
+  }
+  return {std::sqrt(diff_sq / ref_sq), agree / rows, same / generated};
+}
+
+void report(const char* what, const Agreement& a) {
+  std::printf("%s: logits rms error / rms %.4f, top-1 agreement %.3f, greedy prefix %.3f\n", what,
+              a.rms_error, a.top1, a.greedy_tokens);
+}
+
+// Random weights: per-channel weight and per-token activation roundings, ~2.4% rms each
+// (fp8_reference_test), in 8 projections in sequence: sqrt(16) x 2.4% ~ 10% (measured 9.4%);
+// bounded at twice that as the block-FP8 fixture test is. Near-tied random logits flip top-1 at
+// some positions (measured 90.5% agree; bound 80%); greedy continuations diverge early (42% of
+// tokens before the first miss), so they are reported only.
+TEST(Fp8LinearFixture, OnlineQuantizationOfTheTiedFixture) {
+  const std::string dir = testing::fixture_dir("qwen3-tied");
+  const auto reference = load(dir, false), fp8 = load(dir, true);
+  EXPECT_LT(fp8->weight_bytes(), reference->weight_bytes());
+  const Agreement a = compare(*reference, *fp8, testing::read_fixture("qwen3-tied"));
+  report("qwen3-tied --quantization fp8", a);
+  EXPECT_GT(a.rms_error, 0.0);
+  EXPECT_LE(a.rms_error, 0.2);
+  EXPECT_GE(a.top1, 0.8);
+}
+
+// The trained default model (8 layers, 32 projections) against its bf16 weights: measured
+// 2.05% rms logits error, every teacher-forced top-1 (77 positions) and every greedy token (3 x
+// 12) equal. Bounds: 5% rms; 95% top-1 (3 flips); 75% of greedy tokens before the first miss.
+TEST(Fp8LinearFixture, OnlineQuantizationOfTheDefaultModel) {
+  const std::string dir = std::string(HADRON_SOURCE_DIR) + "/models/default";
+  const auto reference = load(dir, false), fp8 = load(dir, true);
+  EXPECT_LT(fp8->weight_bytes(), reference->weight_bytes());
+  const Agreement a = compare(*reference, *fp8, testing::read_fixture("default-model"));
+  report("models/default --quantization fp8", a);
+  EXPECT_GT(a.rms_error, 0.0);
+  EXPECT_LE(a.rms_error, 0.05);
+  EXPECT_GE(a.top1, 0.95);
+  EXPECT_GE(a.greedy_tokens, 0.75);
+}
+
+}  // namespace
+}  // namespace hadron
