@@ -92,7 +92,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
   loaded->model_->declare_weights(plan);
   if (options.dummy_weights) {
     loaded->weights_ =
-        load_dummy_weights(plan, backend, config.dtype, options.seed, options.verbose);
+        load_dummy_weights(plan, backend, config.dtype, options.seed, options.verbose, config.quant,
+                           options.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone);
   } else {
     const Checkpoint checkpoint = Checkpoint::open(options.model_path);
     const auto load_start = std::chrono::steady_clock::now();

@@ -288,10 +288,21 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
 }
 
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
-                                 uint64_t seed, bool show_progress) {
+                                 uint64_t seed, bool show_progress, const QuantConfig& quant,
+                                 Quantization quantization) {
+  if (quantization == Quantization::kFp8 && !backend.supports_fp8_linear())
+    input_error("--quantization fp8: the {} backend has no FP8 linear yet", backend.name());
+  const bool keep_fp8 =
+      quantization == Quantization::kFp8 || backend.weight_dtype(DType::F8_E4M3) == DType::F8_E4M3;
   const DType dtype = backend.weight_dtype(checkpoint_dtype);
   std::vector<std::optional<DType>> dtypes;  // raw specs (packed integers) stay bytes
-  for (const WeightSpec& spec : plan.specs()) dtypes.push_back(spec.raw ? DType::U8 : dtype);
+  std::vector<std::optional<KeptFp8>> kept;  // FP8 codes of the values below
+  for (const WeightSpec& spec : plan.specs()) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(spec.shape().back()));
+    kept.push_back(
+        plan_dummy_fp8(spec, quant, keep_fp8, quantization == Quantization::kFp8, bound));
+    dtypes.push_back(spec.raw ? DType::U8 : kept.back() ? DType::F8_E4M3 : dtype);
+  }
   std::vector<uint64_t> seeds;
   uint64_t spec_seed = seed;
   for (size_t i = 0; i < plan.specs().size(); ++i) {
@@ -299,7 +310,7 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
     seeds.push_back(spec_seed);
   }
   // Values depend only on (spec seed, 65536-element block), never on the upload chunking.
-  return materialise(
+  LoadedWeights loaded = materialise(
       plan, dtypes, backend, show_progress,
       [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
         if (plan.specs()[spec_idx].raw) {  // MXFP4 bytes: codes 7 (6.0) under scale 2^-8
@@ -310,6 +321,7 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
         const bool is_vector = shape.size() == 1;
         const float scale = is_vector ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
         const float offset = is_vector ? 1.0f : 0.0f;
+        const DType out_dtype = *dtypes[spec_idx];
         float values[4096];
         for (int64_t block = begin / 65536; block * 65536 < end; ++block) {
           uint64_t state = seeds[spec_idx] ^ (block * 0x9e3779b97f4a7c15ull);
@@ -319,11 +331,20 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
               state ^= state << 13, state ^= state >> 7, state ^= state << 17;
               values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
             }
-            convert_from_f32(values, static_cast<char*>(dst) + (i - begin) * dtype_size(dtype),
-                             dtype, count);
+            char* out = static_cast<char*>(dst) + (i - begin) * dtype_size(out_dtype);
+            if (kept[spec_idx]) {  // every dummy scale is the same: scale / 448
+              const float code_scale = kept[spec_idx]->layout.scales[0];
+              for (int64_t j = 0; j < count; ++j)
+                out[j] = static_cast<char>(f32_to_fp8_e4m3(values[j] / code_scale));
+            } else {
+              convert_from_f32(values, out, out_dtype, count);
+            }
           }
         }
       });
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) publish_fp8(plan.specs()[i], *kept[i], backend, loaded);
+  return loaded;
 }
 
 }  // namespace hadron

@@ -51,8 +51,13 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
 
 // Fills every spec with seeded random values in the backend's weight dtype for
 // `checkpoint_dtype`: matrices U(-1/sqrt(fan_in), 1/sqrt(fan_in)), vectors 1 + U(-0.1, 0.1).
+// Specs that may be FP8 get those values as e4m3 codes under uniform scales, in the layout a
+// checkpoint of `quant` would have (block-scaled for quant_method fp8 with weight_block_size),
+// under the same rule as load_weights (Quantization).
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
-                                 uint64_t seed, bool show_progress = false);
+                                 uint64_t seed, bool show_progress = false,
+                                 const QuantConfig& quant = {},
+                                 Quantization quantization = Quantization::kNone);
 
 // The progress bar's amount, "0.3 of 1.2 GB, 2.1 GB/s", in GB, MB or kB as the total needs, so
 // that a small model's progress does not read "0.0 of 0.0 GB".

@@ -82,6 +82,28 @@ std::optional<KeptFp8> plan_kept_fp8(const WeightSpec& spec, const std::vector<S
   return kept;
 }
 
+std::optional<KeptFp8> plan_dummy_fp8(const WeightSpec& spec, const QuantConfig& quant,
+                                      bool keep_checkpoint_fp8, bool quantize_others,
+                                      float value_bound) {
+  if (spec.fp8 == nullptr) return std::nullopt;
+  const bool checkpoint_fp8 = quant.method == "fp8" && keep_checkpoint_fp8;
+  if (!checkpoint_fp8 && !quantize_others) return std::nullopt;
+  const std::vector<int64_t> shape = spec.shape();
+  const int64_t rows = shape[0], cols = shape[1];
+  const bool blocks = checkpoint_fp8 && quant.weight_block_size.size() == 2;
+  KeptFp8 kept;
+  kept.layout.block_n = blocks ? quant.weight_block_size[0] : 1;
+  kept.layout.block_k = blocks ? quant.weight_block_size[1] : cols;
+  kept.layout.scale_rows = (rows + kept.layout.block_n - 1) / kept.layout.block_n;
+  kept.layout.scale_cols = (cols + kept.layout.block_k - 1) / kept.layout.block_k;
+  kept.layout.scales.assign(kept.layout.scale_rows * kept.layout.scale_cols,
+                            value_bound / kFp8E4m3Max);
+  kept.quantize = true;
+  kept.act_group = kept.layout.block_k < cols ? kept.layout.block_k : cols;
+  kept.ue8m0 = checkpoint_fp8 && quant.scale_fmt == "ue8m0";
+  return kept;
+}
+
 void fill_fp8_codes(const std::vector<SpecSource>& sources, const KeptFp8& kept, int64_t cols,
                     int64_t begin, int64_t end, void* dst) {
   auto* codes = static_cast<uint8_t*>(dst);

@@ -39,6 +39,14 @@ std::optional<KeptFp8> plan_kept_fp8(const WeightSpec& spec, const std::vector<S
                                      bool keep_checkpoint_fp8, bool quantize_others,
                                      const QuantConfig& quant);
 
+// As plan_kept_fp8 for dummy weights of a config: kept when its quantization_config says fp8
+// (block-scaled by its weight_block_size, or per-channel without one) and keep_checkpoint_fp8,
+// or per-channel under quantize_others; every scale value_bound / 448, so that the codes of
+// values in (-value_bound, value_bound) span e4m3's range.
+std::optional<KeptFp8> plan_dummy_fp8(const WeightSpec& spec, const QuantConfig& quant,
+                                      bool keep_checkpoint_fp8, bool quantize_others,
+                                      float value_bound);
+
 // Writes elements [begin, end) of a kept spec to dst as e4m3 codes.
 void fill_fp8_codes(const std::vector<SpecSource>& sources, const KeptFp8& kept, int64_t cols,
                     int64_t begin, int64_t end, void* dst);

@@ -53,7 +53,8 @@ Agreement compare(LoadedModel& reference, LoadedModel& fp8, const testing::Fixtu
     request.params.ignore_eos = true;
     requests.push_back(request);
   }
-  const std::vector<GenerationResult> a = generate(reference, requests), b = generate(fp8, requests);
+  const std::vector<GenerationResult> a = generate(reference, requests),
+                                      b = generate(fp8, requests);
   for (size_t i = 0; i < a.size(); ++i) {
     const std::vector<int32_t>&x = a[i].completions[0], &y = b[i].completions[0];
     size_t n = 0;
