@@ -155,7 +155,11 @@ void convert_from_f32(const float* src, void* dst, DType dst_dtype, size_t n) {
       for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i]);
       return;
     }
-    case DType::F8_E4M3:
+    case DType::F8_E4M3: {
+      auto* out = static_cast<uint8_t*>(dst);
+      for (size_t i = 0; i < n; ++i) out[i] = f32_to_fp8_e4m3(src[i]);
+      return;
+    }
     case DType::F8_E5M2:
     case DType::I8:
     case DType::U8:

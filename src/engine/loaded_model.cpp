@@ -40,6 +40,19 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
   return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block, state_bytes);
 }
 
+// The KV pool's dtype: the activations', or F8_E4M3 under --kv-cache-dtype fp8 where the
+// backend and every layer take it.
+DType kv_cache_dtype(const EngineOptions& options, const Backend& backend,
+                     const std::vector<KvLayerSpec>& layers) {
+  if (!options.kv_cache_fp8) return backend.activation_dtype();
+  if (!backend.supports_fp8_kv_cache())
+    input_error("--kv-cache-dtype fp8: the {} backend has no FP8 KV cache yet", backend.name());
+  for (const KvLayerSpec& layer : layers)
+    if (layer.is_latent())
+      input_error("--kv-cache-dtype fp8: latent (MLA) caches are not stored in FP8 yet");
+  return DType::F8_E4M3;
+}
+
 }  // namespace
 
 int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes_per_block,
@@ -122,7 +135,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
       backend, *loaded->model_, *loaded->kv_,
       RunnerLimits{options.max_num_batched_tokens, options.max_num_seqs, blocks_per_seq});
   const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
-  const DType kv_dtype = backend.activation_dtype();
+  const DType kv_dtype = kv_cache_dtype(options, backend, kv_layers);
   const size_t state_bytes = loaded->allocate_state_slots();
   const int64_t n_blocks = plan_kv_blocks(
       options, backend, KvCache::bytes_per_block(kv_layers, options.block_size, kv_dtype),

@@ -22,6 +22,7 @@ struct EngineOptions {
   bool dummy_weights = false;  // --load-format dummy
   // --quantization fp8: linear weights kept in (or quantized at load to) FP8 (Quantization).
   bool quantize_fp8 = false;
+  bool kv_cache_fp8 = false;    // --kv-cache-dtype fp8 (fp8_e4m3): kv/kv_cache.h's FP8 pool
   std::string device = "auto";  // auto | cpu | cuda (for backends/backend_factory.h)
   int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen
   int64_t max_num_seqs = kDefaultMaxNumSeqs;

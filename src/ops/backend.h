@@ -239,6 +239,9 @@ class Backend {
   virtual void check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const {
     (void)n_heads, (void)n_kv_heads, (void)head_dim;
   }
+  // Whether store_kv, qkv_rope_store and attention take F8_E4M3 caches (KvCache's FP8 layout:
+  // e4m3 codes at scale 1, the same shapes); --kv-cache-dtype fp8 is refused elsewhere.
+  virtual bool supports_fp8_kv_cache() const { return false; }
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
   virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,

@@ -27,6 +27,7 @@ class CpuBackend final : public Backend {
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
   bool supports_fp8_linear() const override { return true; }
+  bool supports_fp8_kv_cache() const override { return true; }
   void quantize_fp8_per_token_group(const Tensor& x, bool ue8m0,
                                     const Fp8Activations& out) override;
   void fp8_linear(const Fp8Activations& x, const Fp8Weight& weight, const Tensor& bias,
