@@ -42,10 +42,9 @@ TEST_F(Fp8Test, QuantizeMatchesCpu) {
     gpu_->quantize_fp8_per_token_group(x_gpu.tensor, ue8m0, {codes.tensor, scales.tensor, group});
     std::vector<uint8_t> want_codes(t * k);
     std::vector<float> want_scales(t * groups);
-    cpu_->quantize_fp8_per_token_group(
-        host_view(x, {t, k}), ue8m0,
-        {Tensor::view_of(want_codes.data(), DType::F8_E4M3, {t, k}),
-         host_view(want_scales, {t, groups}), group});
+    cpu_->quantize_fp8_per_token_group(host_view(x, {t, k}), ue8m0,
+                                       {Tensor::view_of(want_codes.data(), DType::F8_E4M3, {t, k}),
+                                        host_view(want_scales, {t, groups}), group});
     EXPECT_CLOSE(download(scales.tensor), want_scales, 1e-6);
     // x / s may land on the other side of a rounding midpoint when a kernel multiplies by 1 / s:
     // codes may differ by one step (2^-3 relative, 2^-9 among subnormals), never more.
@@ -64,16 +63,17 @@ TEST_F(Fp8Test, LinearMatchesCpu) {
     int64_t t, n, k, group, block_n, block_k;
     DType out;
   };
-  for (const Case c : {Case{1, 4096, 4096, 128, 128, 128, DType::BF16},
-                       Case{5, 1000, 300, 128, 128, 128, DType::BF16},
-                       Case{64, 768, 520, 520, 1, 520, DType::BF16},
-                       Case{130, 256, 384, 128, 1, 384, DType::F32},
-                       Case{3, 200, 136, 136, 200, 136, DType::BF16}}) {
+  for (const Case c :
+       {Case{1, 4096, 4096, 128, 128, 128, DType::BF16},
+        Case{5, 1000, 300, 128, 128, 128, DType::BF16},
+        Case{64, 768, 520, 520, 1, 520, DType::BF16}, Case{130, 256, 384, 128, 1, 384, DType::F32},
+        Case{3, 200, 136, 136, 200, 136, DType::BF16}}) {
     SCOPED_TRACE(testing::Message() << "T " << c.t << " N " << c.n << " K " << c.k << " blocks "
                                     << c.block_n << " x " << c.block_k);
     std::vector<float> x = random_floats(c.t * c.k), w = random_floats(c.n * c.k, 0.05f);
     const int64_t x_groups = (c.k + c.group - 1) / c.group;
-    const int64_t s_rows = (c.n + c.block_n - 1) / c.block_n, s_cols = (c.k + c.block_k - 1) / c.block_k;
+    const int64_t s_rows = (c.n + c.block_n - 1) / c.block_n,
+                  s_cols = (c.k + c.block_k - 1) / c.block_k;
     // Codes and scales made on the CPU: weights quantized per row and group of block_k columns,
     // then each block of block_n rows given its first row's scales (any scales would do: both
     // backends multiply the same codes by the same scales).
