@@ -48,8 +48,8 @@ void CudaBackend::fp8_linear(const Fp8Activations& x, const Fp8Weight& w, const 
   HADRON_CHECK(longer % shorter == 0 || longer >= k,
                "fp8_linear: activation group {} and weight block_k {} do not nest", x.group,
                w.block_k);
-  HADRON_CHECK(!bias.defined() || (bias.numel() == n && (bias.dtype == DType::BF16 ||
-                                                         bias.dtype == DType::F32)),
+  HADRON_CHECK(!bias.defined() ||
+                   (bias.numel() == n && (bias.dtype == DType::BF16 || bias.dtype == DType::F32)),
                "fp8_linear: bias {} for {} outputs", bias.describe(), n);
   if (t_count == 0 || n == 0) return;
   const Fp8LinearArgs args{x.q.ptr<uint8_t>(),

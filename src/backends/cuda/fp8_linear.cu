@@ -41,11 +41,10 @@ __global__ void quantize_fp8_kernel(const void* x, bool x_bf16, int64_t k, int64
   float scale = fmaxf(amax, 1e-10f) / 448.0f;  // kFp8AmaxFloor, kFp8E4m3Max
   if (ue8m0) scale = exp2f(ceilf(log2f(scale)));
   for (int64_t i = g0 + threadIdx.x; i < g1; i += blockDim.x)
-    codes[t * k + i] = __nv_cvt_float_to_fp8(load_any(x, t * k + i, x_bf16) / scale,
-                                             __NV_SATFINITE, __NV_E4M3);
+    codes[t * k + i] =
+        __nv_cvt_float_to_fp8(load_any(x, t * k + i, x_bf16) / scale, __NV_SATFINITE, __NV_E4M3);
   if (threadIdx.x == 0) scales[t * scale_stride_t + blockIdx.x * scale_stride_g] = scale;
 }
-
 
 // grid (ceil(N / 128), T): out[t, j] for 128 consecutive j.
 __global__ void fp8_linear_kernel(Fp8LinearArgs a) {
@@ -58,8 +57,7 @@ __global__ void fp8_linear_kernel(Fp8LinearArgs a) {
     float partial = 0.0f;
     for (int64_t i = s0; i < s1; ++i)
       partial += e4m3_to_float(a.x_codes[t * a.k + i]) * e4m3_to_float(a.w_codes[j * a.k + i]);
-    const float x_scale =
-        a.x_scales[t * a.x_scale_stride_t + s0 / a.group * a.x_scale_stride_g];
+    const float x_scale = a.x_scales[t * a.x_scale_stride_t + s0 / a.group * a.x_scale_stride_g];
     acc += partial * (x_scale * a.w_scales[j / a.block_n * w_scale_cols + s0 / a.block_k]);
   }
   if (a.bias != nullptr) acc += load_any(a.bias, j, a.bias_bf16);
