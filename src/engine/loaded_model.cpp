@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/kv_fp8_check.h"
 #include "loader/hf_config.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
@@ -51,6 +52,17 @@ DType kv_cache_dtype(const EngineOptions& options, const Backend& backend,
     if (layer.is_latent())
       input_error("--kv-cache-dtype fp8: latent (MLA) caches are not stored in FP8 yet");
   return DType::F8_E4M3;
+}
+
+// Logs check_fp8_kv_cache's figures (nothing when the pool is not FP8).
+void report_fp8_kv_check(LoadedModel& model) {
+  const std::optional<KvCacheAgreement> check = check_fp8_kv_cache(model);
+  if (!check) return;
+  std::fprintf(stderr,
+               "FP8 KV cache check: on a built-in probe of %lld positions, next-token mean KL "
+               "%.2e nats and top-1 agreement %.3f against a %s cache\n",
+               static_cast<long long>(check->positions), check->mean_kl, check->top1,
+               std::string(dtype_name(model.backend().activation_dtype())).c_str());
 }
 
 }  // namespace
@@ -176,6 +188,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                  options.dummy_weights ? " (dummy)" : "", static_cast<long long>(n_blocks),
                  static_cast<long long>(options.block_size), loaded->kv_->bytes() / 1e9,
                  seconds_since(start));
+  if (options.verbose) report_fp8_kv_check(*loaded);
   return loaded;
 }
 
