@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "app/bench_multi_turn.h"
 #include "app/bench_serve.h"
 #include "app/command.h"
 #include "app/engine_flags.h"
@@ -235,6 +236,7 @@ void setup_bench(CLI::App& app) {
   throughput->add_option("--num-prompts", throughput_args->num_prompts, "requests");
   throughput->callback([throughput_args] { run_throughput(*throughput_args); });
   add_bench_serve(*bench);
+  add_bench_multi_turn(*bench);
 }
 
 }  // namespace

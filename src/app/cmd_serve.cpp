@@ -32,7 +32,6 @@ struct ServeArgs {
   bool trust_request_chat_template = false;
   std::string tool_call_parser = "auto";
   std::string reasoning_parser = "auto";
-  int tensor_parallel_size = 1;
   size_t max_queued_requests = 4096;
   double drain_timeout = 30;
   bool no_prefix_caching = false;
@@ -131,9 +130,6 @@ void drain(server::ServerContext& context, AsyncEngine& engine, double timeout_s
 }
 
 void run_serve(ServeArgs& args) {
-  if (args.tensor_parallel_size != 1)
-    input_error("--tensor-parallel-size {}: tensor parallelism is not implemented yet; use 1",
-                args.tensor_parallel_size);
   EngineOptions options = args.engine;
   finish_engine_options(options, args.load_format);
   options.enable_prefix_caching = !args.no_prefix_caching;
@@ -197,7 +193,6 @@ void setup_serve(CLI::App& app) {
                       "llama3_json, openai");
   command->add_option("--reasoning-parser", args->reasoning_parser,
                       "auto (from the template), none, or any name to split <think> blocks");
-  command->add_option("--tensor-parallel-size", args->tensor_parallel_size, "GPUs (1 for now)");
   command->add_option("--num-gpu-blocks-override,--num-kv-blocks", args->engine.num_kv_blocks,
                       "KV-cache blocks (default: sized from memory)");
   command->add_option("--max-queued-requests", args->max_queued_requests,

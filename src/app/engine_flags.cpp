@@ -75,7 +75,20 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
                      "bytes of KV cache (default: on a GPU, what --gpu-memory-utilization "
                      "leaves; on the CPU, --max-num-seqs sequences of --max-model-len tokens "
                      "within 64 MB, and at least one)");
+  command
+      .add_option("--state-snapshot-fraction", options.state_snapshot_fraction,
+                  "hybrid (gated DeltaNet) models: fraction of the KV-cache budget kept for "
+                  "linear-attention state snapshots, which prefix caching needs (0: off)")
+      ->check(CLI::Range(0.0, 0.9));
+  command.add_option("--num-state-snapshots", options.num_state_snapshots,
+                     "hybrid models: state snapshots to keep (overrides the fraction)");
   command.add_option("--seed", options.seed, "seed for dummy weights and sampling");
+  command.add_option("--tensor-parallel-size", options.tensor_parallel_size,
+                     "ranks to shard the model over (with --device cpu: threads of this "
+                     "process, each with its own CPU backend)");
+  command.add_flag("--enable-expert-parallel", options.enable_expert_parallel,
+                   "with --tensor-parallel-size: place whole MoE experts on the ranks instead of "
+                   "a part of every expert on each");
   add_hf_overrides_flag(command, options.hf_overrides);
   command.add_flag("--enforce-eager", options.enforce_eager,
                    "no CUDA graphs: launch every decode step's kernels one by one");
@@ -105,11 +118,16 @@ void finish_engine_options(EngineOptions& options, const std::string& load_forma
     input_error("--gpu-memory-utilization must be in (0, 1]");
   if (options.max_model_len < 0) input_error("--max-model-len must be positive");
   if (options.kv_reserve_per_seq < 0) input_error("--kv-reserve-per-seq must be >= 0");
+  if (options.tensor_parallel_size < 1 || options.tensor_parallel_size > 64)
+    input_error("--tensor-parallel-size must be in [1, 64]");
   parse_hf_overrides(options.hf_overrides);  // bad JSON is an error before anything loads
 }
 
 std::unique_ptr<LoadedModel> load_model(const EngineOptions& options) {
-  return LoadedModel::load(options, make_backend(options.device));
+  std::vector<std::unique_ptr<Backend>> backends;  // one per tensor-parallel rank
+  for (int rank = 0; rank < options.tensor_parallel_size; ++rank)
+    backends.push_back(make_backend(options.device));
+  return LoadedModel::load(options, std::move(backends));
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {

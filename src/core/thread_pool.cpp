@@ -44,7 +44,10 @@ void ThreadPool::run_chunk(int chunk_idx) {
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
                               int64_t work) {
   if (n <= 0) return;
-  if (workers_.empty() || n == 1 || work < kMinParallelWork) {
+  // A second caller while the pool runs another's job (tensor-parallel ranks are threads of
+  // one process) runs its job alone rather than wait.
+  std::unique_lock caller(caller_mutex_, std::try_to_lock);
+  if (workers_.empty() || n == 1 || work < kMinParallelWork || !caller.owns_lock()) {
     fn(0, n);
     return;
   }

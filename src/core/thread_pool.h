@@ -20,7 +20,8 @@ class ThreadPool {
   int n_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n), on all threads including the
-  // caller; returns when every chunk is done. Rethrows the first exception a chunk threw.
+  // caller (on the caller alone while another thread's job holds the pool); returns when
+  // every chunk is done. Rethrows the first exception a chunk threw.
   // `work` estimates the whole job in multiply-adds: below kMinParallelWork the caller runs
   // it alone, since waking the workers costs more than such a job.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
@@ -36,6 +37,7 @@ class ThreadPool {
   void run_chunk(int chunk_idx);
 
   std::vector<std::thread> workers_;
+  std::mutex caller_mutex_;  // held by the one caller whose job the workers run
   std::mutex mutex_;
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;

@@ -16,7 +16,7 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
       detokenizer_(detokenizer),
       scheduler_({model.options().max_num_seqs, model.options().max_num_batched_tokens,
                   model.options().kv_reserve_per_seq},
-                 model.blocks(), &model.state_slots()),
+                 model.blocks(), &model.state_slots(), &model.snapshots()),
       async_(model.async_scheduling()) {
   for (int64_t id : model.config().eos_token_ids)
     eos_token_ids_.push_back(static_cast<int32_t>(id));
@@ -126,6 +126,20 @@ void Engine::fork_siblings(Sequence& first) {
     sibling.seq.n_computed = shared_blocks * block_size;
     scheduler_.add(&sibling.seq, /*at_front=*/true);
   }
+}
+
+void Engine::restore_states(const SchedulerOutput& plan) {
+  for (const StateRestore& restore : plan.restores) {
+    Sequence& seq = *restore.seq;
+    model_.kv().copy_state(model_.backend(), restore.row, seq.state_slot);
+    model_.snapshots().release(restore.row);
+    if (seq.fork_at >= 0 && seq.n_computed == seq.fork_at) fork_siblings(seq);
+  }
+}
+
+void Engine::on_step_done(const SchedulerOutput& plan) {
+  for (const StateCopy& copy : scheduler_.on_step_done(plan))
+    model_.kv().copy_state(model_.backend(), copy.src, copy.dst);
 }
 
 void Engine::fork_at_boundaries(const SchedulerOutput& plan) {
@@ -294,7 +308,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
   std::vector<float> logits = model_.runner().step(steps);
   runner_seconds_ += seconds_since(start);
   charge_readback(count_step(plan));
-  scheduler_.on_step_done(plan);
+  on_step_done(plan);
   fork_at_boundaries(plan);
   const int64_t vocab = model_.config().vocab_size;
   int64_t row = 0;
@@ -328,6 +342,7 @@ std::vector<RequestOutput> Engine::step() {
   std::vector<RequestOutput> outputs;
   std::vector<Sequence*> finished;
   SchedulerOutput plan = schedule_step();
+  restore_states(plan);
   const bool on_device = std::all_of(plan.seqs.begin(), plan.seqs.end(), [&](const auto& s) {
     return samples_on_device(*seqs_.at(s.seq));
   });
@@ -349,7 +364,7 @@ std::vector<RequestOutput> Engine::step() {
       in_flight_.reset();
       drop_finished(finished, plan, &launched);
     }
-    scheduler_.on_step_done(plan);
+    on_step_done(plan);
     fork_at_boundaries(plan);
     for (size_t row = 0; row < launched.producers.size(); ++row)
       if (launched.producers[row] != nullptr)

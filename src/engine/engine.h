@@ -128,6 +128,11 @@ class Engine {
   void validate(const std::vector<int32_t>& prompt, const SamplingParams& params) const;
   Tracked& track(Sequence seq);
   void fork_siblings(Sequence& first);
+  // Copies the plan's restored snapshots into their sequences' state slots (before the step),
+  // and forks the siblings of a sequence restored at its fork_at.
+  void restore_states(const SchedulerOutput& plan);
+  // The scheduler's on_step_done, then the state snapshots it asks for (after the step).
+  void on_step_done(const SchedulerOutput& plan);
   // Forks the siblings of the plan's sequences that reached their fork_at.
   void fork_at_boundaries(const SchedulerOutput& plan);
   // Whether the sequence's next token may be sampled on the device (nothing the host must see

@@ -29,7 +29,8 @@ void accumulate(const std::vector<float>& p, const std::vector<float>& q, int64_
     const float* b = q.data() + row * vocab;
     const double a_max = *std::max_element(a, a + vocab), b_max = *std::max_element(b, b + vocab);
     double a_sum = 0, b_sum = 0;
-    for (int64_t i = 0; i < vocab; ++i) a_sum += std::exp(a[i] - a_max), b_sum += std::exp(b[i] - b_max);
+    for (int64_t i = 0; i < vocab; ++i)
+      a_sum += std::exp(a[i] - a_max), b_sum += std::exp(b[i] - b_max);
     double kl = 0;
     for (int64_t i = 0; i < vocab; ++i) {
       const double log_a = a[i] - a_max - std::log(a_sum), log_b = b[i] - b_max - std::log(b_sum);
@@ -55,8 +56,8 @@ std::optional<KvCacheAgreement> check_fp8_kv_cache(LoadedModel& model) {
   std::vector<std::vector<float>> fp8;
   for (const auto& tokens : probes) fp8.push_back(score(model, tokens));
   KvCache reference;
-  reference.allocate(model.backend(), model.model().kv_layers(), pool.n_blocks(),
-                     pool.block_size(), model.backend().activation_dtype());
+  reference.allocate(model.backend(), model.model().kv_layers(), pool.n_blocks(), pool.block_size(),
+                     model.backend().activation_dtype());
   std::swap(pool, reference);  // the runner now reads the reference pool
   KvCacheAgreement agreement;
   for (size_t i = 0; i < probes.size(); ++i)

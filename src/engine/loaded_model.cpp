@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "core/clock.h"
 #include "core/error.h"
 #include "engine/kv_fp8_check.h"
+#include "engine/tensor_parallel_model.h"
 #include "loader/hf_config.h"
 #include "loader/safetensors.h"
 #include "models/registry.h"
@@ -74,25 +76,42 @@ int64_t cpu_kv_blocks(int64_t max_num_seqs, int64_t blocks_per_seq, size_t bytes
   return std::max(blocks_per_seq, std::min(blocks_per_seq * max_num_seqs, budget_blocks));
 }
 
+size_t LoadedModel::kv_budget_bytes() const {
+  if (options_.kv_cache_memory_bytes > 0) return options_.kv_cache_memory_bytes;
+  if (const std::optional<DeviceMemory> memory = backend_->memory()) {
+    const double budget =
+        options_.gpu_memory_utilization * static_cast<double>(memory->total_bytes);
+    const double used = static_cast<double>(memory->total_bytes - memory->free_bytes);
+    return static_cast<size_t>(std::max(0.0, budget - used));
+  }
+  return kCpuKvCacheBytes;
+}
+
 size_t LoadedModel::allocate_state_slots() {
   const std::vector<LinearStateSpec> layers = model_->state_layers();
   if (layers.empty()) {
     state_slots_ = std::make_unique<StateSlots>();
+    snapshots_ = std::make_unique<StateSnapshots>();
     return 0;
   }
   // A running sequence holds one slot, and at most --max-num-seqs run. In host memory (no
   // device memory to fill) the slots take at most half of the KV budget, and admission waits
-  // for a free one.
+  // for a free one. Snapshots are further rows of the same tensors, after the slots.
   const DType conv_dtype = backend_->activation_dtype();
+  const size_t per_seq = KvCache::state_bytes_per_seq(layers, conv_dtype);
+  const size_t budget = kv_budget_bytes();
   int64_t n_slots = options_.max_num_seqs;
-  if (!backend_->memory()) {
-    const size_t budget =
-        options_.kv_cache_memory_bytes > 0 ? options_.kv_cache_memory_bytes : kCpuKvCacheBytes;
-    const size_t per_seq = KvCache::state_bytes_per_seq(layers, conv_dtype);
+  if (!backend_->memory())
     n_slots = std::clamp<int64_t>(static_cast<int64_t>(budget / 2 / per_seq), 1, n_slots);
-  }
-  kv_->allocate_states(*backend_, layers, n_slots, conv_dtype);
+  int64_t n_snapshots = 0;
+  if (options_.enable_prefix_caching)
+    n_snapshots = options_.num_state_snapshots > 0
+                      ? options_.num_state_snapshots
+                      : static_cast<int64_t>(options_.state_snapshot_fraction *
+                                             static_cast<double>(budget) / per_seq);
+  kv_->allocate_states(*backend_, layers, n_slots + n_snapshots, conv_dtype);
   state_slots_ = std::make_unique<StateSlots>(n_slots);
+  snapshots_ = std::make_unique<StateSnapshots>(n_snapshots, static_cast<int32_t>(n_slots));
   return kv_->state_bytes();
 }
 
@@ -100,8 +119,47 @@ bool LoadedModel::async_scheduling() const {
   return options_.async_scheduling.value_or(backend_->device() != Device::CPU);
 }
 
+void LoadedModel::load_model(const ModelConfig& config) {
+  Backend& backend = *backend_;
+  std::optional<Checkpoint> checkpoint;
+  if (!options_.dummy_weights) checkpoint = Checkpoint::open(options_.model_path);
+  const auto load_start = std::chrono::steady_clock::now();
+  const Quantization quantization =
+      options_.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone;
+  const auto load_plan = [&](const WeightPlan& plan, Backend& rank_backend) {
+    return checkpoint ? load_weights(plan, *checkpoint, rank_backend, options_.verbose,
+                                     config.quant, quantization)
+                      : load_dummy_weights(plan, rank_backend, config.dtype, options_.seed,
+                                           options_.verbose, config.quant, quantization);
+  };
+  if (rank_backends_.empty()) {
+    model_ = create_model(config, backend);
+    WeightPlan plan;
+    model_->declare_weights(plan);
+    weights_ = load_plan(plan, backend);
+  } else {
+    std::vector<Backend*> backends{&backend};
+    for (const std::unique_ptr<Backend>& rank_backend : rank_backends_)
+      backends.push_back(rank_backend.get());
+    auto sharded = std::make_unique<TensorParallelModel>(config, backends, load_plan,
+                                                         options_.enable_expert_parallel);
+    weights_.bytes = sharded->weight_bytes();
+    model_ = std::move(sharded);
+  }
+  if (options_.verbose && checkpoint)
+    std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n", weights_.bytes / 1e9,
+                 options_.model_path.c_str(), seconds_since(load_start));
+}
+
 std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                                                std::unique_ptr<Backend> owned_backend) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::move(owned_backend));
+  return load(options, std::move(backends));
+}
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
+                                               std::vector<std::unique_ptr<Backend>> backends) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->kv_ = std::make_unique<KvCache>();
@@ -109,27 +167,15 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
   const ModelConfig config =
       load_model_config(options.config_path.empty() ? options.model_path : options.config_path,
                         parse_hf_overrides(options.hf_overrides));
-  HADRON_CHECK(owned_backend != nullptr, "LoadedModel::load needs a backend");
-  loaded->backend_ = std::move(owned_backend);
+  HADRON_CHECK(!backends.empty() && backends[0] != nullptr, "LoadedModel::load needs a backend");
+  if (static_cast<int>(backends.size()) != options.tensor_parallel_size)
+    input_error("--tensor-parallel-size {} needs as many backends, not {}",
+                options.tensor_parallel_size, backends.size());
+  loaded->backend_ = std::move(backends[0]);
+  for (size_t r = 1; r < backends.size(); ++r)
+    loaded->rank_backends_.push_back(std::move(backends[r]));
   Backend& backend = *loaded->backend_;
-  loaded->model_ = create_model(config, backend);
-  WeightPlan plan;
-  loaded->model_->declare_weights(plan);
-  if (options.dummy_weights) {
-    loaded->weights_ =
-        load_dummy_weights(plan, backend, config.dtype, options.seed, options.verbose, config.quant,
-                           options.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone);
-  } else {
-    const Checkpoint checkpoint = Checkpoint::open(options.model_path);
-    const auto load_start = std::chrono::steady_clock::now();
-    loaded->weights_ =
-        load_weights(plan, checkpoint, backend, options.verbose, config.quant,
-                     options.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone);
-    if (options.verbose)
-      std::fprintf(stderr, "read %.2f GB of weights from %s in %.2f s\n",
-                   loaded->weights_.bytes / 1e9, options.model_path.c_str(),
-                   seconds_since(load_start));
-  }
+  loaded->load_model(config);
   const int64_t config_len =
       config.max_position_embeddings > 0 ? config.max_position_embeddings : kDefaultMaxModelLen;
   loaded->max_model_len_ =
@@ -156,13 +202,14 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
     input_error("{} KV blocks of {} tokens cannot hold one sequence of --max-model-len {}",
                 n_blocks, options.block_size, loaded->max_model_len_);
   loaded->kv_->allocate(backend, kv_layers, n_blocks, options.block_size, kv_dtype);
-  // Restoring a linear-attention state at a cached prefix is not implemented: such models
-  // recompute every prompt rather than pair cached KV with a state of the wrong length.
-  const bool prefix_caching = options.enable_prefix_caching && state_bytes == 0;
+  // A model with linear-attention layers reuses a cached prefix only with a state snapshot
+  // at its end (ADR 0011): with none kept, it recomputes every prompt.
+  const bool prefix_caching =
+      options.enable_prefix_caching && (state_bytes == 0 || loaded->snapshots_->enabled());
   if (options.verbose && options.enable_prefix_caching && !prefix_caching)
     std::fprintf(stderr,
-                 "prefix caching is off: %s has linear-attention layers, whose state is not "
-                 "cached per prefix\n",
+                 "prefix caching is off: %s has linear-attention layers and no state snapshots "
+                 "are kept (--state-snapshot-fraction 0)\n",
                  config.architecture.c_str());
   loaded->blocks_ = std::make_unique<BlockManager>(n_blocks, options.block_size, prefix_caching);
   if (!options.enforce_eager) {
@@ -177,9 +224,14 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
           seconds_since(capture_start));
   }
   if (options.verbose && state_bytes > 0)
-    std::fprintf(stderr, "linear-attention state: %lld slots of %.2f MB (%.2f GB)\n",
-                 static_cast<long long>(loaded->kv_->n_state_slots()),
-                 state_bytes / 1e6 / loaded->kv_->n_state_slots(), state_bytes / 1e9);
+    std::fprintf(
+        stderr,
+        "linear-attention state: %lld slots and %lld prefix snapshots of %.2f MB "
+        "(%.2f GB, of which snapshots %.2f GB)\n",
+        static_cast<long long>(loaded->state_slots_->n_slots()),
+        static_cast<long long>(loaded->snapshots_->n_snapshots()),
+        state_bytes / 1e6 / loaded->kv_->n_state_slots(), state_bytes / 1e9,
+        state_bytes / 1e9 * loaded->snapshots_->n_snapshots() / loaded->kv_->n_state_slots());
   if (options.verbose)
     std::fprintf(stderr,
                  "loaded %s on %s: %.2f GB of weights%s, KV cache %lld blocks of %lld tokens "

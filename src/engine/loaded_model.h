@@ -6,14 +6,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
 #include "kv/state_slots.h"
+#include "kv/state_snapshots.h"
 #include "models/weight_loader.h"
 
 namespace hadron {
+
+inline constexpr double kDefaultStateSnapshotFraction = 0.1;
 
 struct EngineOptions {
   std::string model_path;
@@ -34,10 +38,21 @@ struct EngineOptions {
   double gpu_memory_utilization = 0.9;
   uint64_t seed = 0;
   bool enable_prefix_caching = true;
+  // Hybrid models' prefix caching: linear-attention state snapshots take this fraction of the
+  // KV budget (--state-snapshot-fraction), or num_state_snapshots of them when > 0
+  // (--num-state-snapshots). 0 snapshots: prefix caching is off for such models.
+  double state_snapshot_fraction = kDefaultStateSnapshotFraction;
+  int64_t num_state_snapshots = 0;
   bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
   bool verbose = true;  // progress and timings on stderr
+  // --tensor-parallel-size: ranks the model is sharded over (threads of this process, each
+  // with its own CPU backend; engine/tensor_parallel_model.h).
+  int tensor_parallel_size = 1;
+  // --enable-expert-parallel: those ranks hold whole MoE experts (as vLLM's flag), not a part
+  // of every expert.
+  bool enable_expert_parallel = false;
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;
@@ -57,6 +72,10 @@ class LoadedModel {
   // Loads onto `owned_backend` (from backends/backend_factory.h's make_backend, or a test's).
   static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
                                            std::unique_ptr<Backend> owned_backend);
+  // Tensor parallel: one backend per rank (options.tensor_parallel_size of them); rank 0's runs
+  // the runner, the sampler and the KV pool's bookkeeping.
+  static std::unique_ptr<LoadedModel> load(const EngineOptions& options,
+                                           std::vector<std::unique_ptr<Backend>> backends);
 
   Backend& backend() { return *backend_; }
   Model& model() { return *model_; }
@@ -66,6 +85,8 @@ class LoadedModel {
   BlockManager& blocks() { return *blocks_; }
   // Linear-attention state slots (disabled for models without such layers).
   StateSlots& state_slots() { return *state_slots_; }
+  // Linear-attention state snapshots for prefix caching (disabled without such layers).
+  StateSnapshots& snapshots() { return *snapshots_; }
   int64_t max_model_len() const { return max_model_len_; }
   const EngineOptions& options() const { return options_; }
   size_t weight_bytes() const { return weights_.bytes; }
@@ -73,17 +94,25 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
+  // Creates the model (sharded over the ranks' backends when there are several) and loads its
+  // weights from the checkpoint or with dummy values.
+  void load_model(const ModelConfig& config);
   // Allocates the linear-attention state slots (one per --max-num-seqs sequence; on the CPU
-  // within half the KV budget) ahead of the KV pool; returns the bytes they took from the
-  // pool's budget.
+  // within half the KV budget) and the prefix snapshots (state_snapshot_fraction of the
+  // budget) ahead of the KV pool; returns the bytes they took from the pool's budget.
   size_t allocate_state_slots();
+  // The bytes the KV pool and the states share: --kv-cache-memory-bytes, else what
+  // --gpu-memory-utilization leaves on a device that knows its memory, else kCpuKvCacheBytes.
+  size_t kv_budget_bytes() const;
 
   std::unique_ptr<Backend> backend_;
+  std::vector<std::unique_ptr<Backend>> rank_backends_;  // tensor-parallel ranks 1..N-1
   std::unique_ptr<Model> model_;
   LoadedWeights weights_;
   std::unique_ptr<KvCache> kv_;
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<StateSlots> state_slots_;
+  std::unique_ptr<StateSnapshots> snapshots_;
   std::unique_ptr<ModelRunner> runner_;
   int64_t max_model_len_ = 0;
   EngineOptions options_;

@@ -6,8 +6,9 @@
 
 namespace hadron {
 
-Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots)
-    : config_(config), blocks_(blocks), state_slots_(state_slots) {}
+Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots,
+                     StateSnapshots* snapshots)
+    : config_(config), blocks_(blocks), state_slots_(state_slots), snapshots_(snapshots) {}
 
 void Scheduler::release(Sequence& seq) {
   blocks_.release(seq.blocks);
@@ -16,9 +17,39 @@ void Scheduler::release(Sequence& seq) {
   seq.state_slot = -1;
 }
 
-int64_t Scheduler::schedulable(const Sequence& seq) {
-  return seq.fork_at >= 0 ? std::min(seq.n_uncomputed(), seq.fork_at - seq.n_computed)
-                          : seq.n_uncomputed();
+int64_t Scheduler::schedulable(const Sequence& seq) const {
+  int64_t n = seq.n_uncomputed();
+  if (seq.fork_at >= 0) n = std::min(n, seq.fork_at - seq.n_computed);
+  if (!snapshots_on()) return n;
+  // Snapshot points inside the prompt, nearest first: a cached prefix without a snapshot (where
+  // the next request sharing it may stop matching), then the last block boundary before the
+  // prompt's last token (the most a request with the same prompt can reuse: that token is
+  // always recomputed). A prompt ending at a boundary is snapshotted there too (on_step_done).
+  const int64_t block_size = blocks_.block_size();
+  for (const int64_t point :
+       {seq.cached_prefix_end, (seq.prompt_len - 1) / block_size * block_size})
+    if (point > seq.n_computed && point < seq.prompt_len)
+      return std::min(n, point - seq.n_computed);
+  return n;
+}
+
+int64_t Scheduler::chunk(const Sequence& seq, int64_t budget) const {
+  const int64_t wanted = schedulable(seq);
+  const int64_t n = std::min(wanted, budget);
+  if (n == wanted || !snapshots_on() || seq.n_computed + n >= seq.prompt_len) return n;
+  const int64_t block_size = blocks_.block_size();
+  const int64_t aligned = (seq.n_computed + n) / block_size * block_size - seq.n_computed;
+  return aligned > 0 ? aligned : n;
+}
+
+int32_t Scheduler::cut_at_snapshot(Sequence& seq, PrefixMatch& match) {
+  auto n_usable = static_cast<int64_t>(match.blocks.size());
+  while (n_usable > 0 && !snapshots_->contains(match.hashes[n_usable - 1])) --n_usable;
+  // Where the cached KV ends past the last snapshot, snapshot it for the next request that
+  // shares this prefix (a system prompt, say).
+  seq.cached_prefix_end = match.n_tokens;
+  blocks_.trim_prefix(match, n_usable);
+  return n_usable > 0 ? *snapshots_->acquire(match.hashes[n_usable - 1]) : -1;
 }
 
 bool Scheduler::take_state_slot(Sequence& seq) {
@@ -93,7 +124,7 @@ void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {
   for (Sequence* seq : order) {
     if (budget <= 0) break;
     if (seq->state != SeqState::kRunning) continue;  // preempted meanwhile
-    const int64_t n = std::min(schedulable(*seq), budget);
+    const int64_t n = chunk(*seq, budget);
     if (n <= 0) continue;  // waiting for its siblings' fork
     bool preempted_self = false;
     while (!reserve(*seq, n)) {
@@ -115,15 +146,17 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
          static_cast<int64_t>(running_.size()) < config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
     const bool matched_now = seq->blocks.empty();
+    int32_t restore = -1;  // the snapshot row the sequence's state starts from
     if (matched_now && seq->use_prefix_cache) {
       // The last token is always recomputed: its logits are needed.
       PrefixMatch match = blocks_.acquire_prefix(seq->tokens, seq->cache_salt,
                                                  static_cast<int64_t>(seq->tokens.size()) - 1);
+      if (snapshots_on()) restore = cut_at_snapshot(*seq, match);
       seq->blocks = std::move(match.blocks);
       seq->n_computed = match.n_tokens;
       seq->hash_cursor = match.cursor;
     }
-    const int64_t n = std::min(schedulable(*seq), budget);
+    const int64_t n = chunk(*seq, budget);
     const bool had_slot = seq->state_slot >= 0;  // a forked sibling holds its copied state
     if (!leaves_growth_room(*seq, n) || !take_state_slot(*seq) || !reserve(*seq, n)) {
       if (!had_slot && state_slots_) state_slots_->release(seq->state_slot);
@@ -134,11 +167,14 @@ void Scheduler::admit_waiting(SchedulerOutput& output, int64_t& budget) {
         seq->n_computed = 0;
         seq->hash_cursor = {};
       }
+      if (restore >= 0) snapshots_->release(restore);
       break;
     }
+    if (restore >= 0) output.restores.push_back({seq, restore});
     waiting_.pop_front();
     seq->state = SeqState::kRunning;
     running_.push_back(seq);
+    if (n == 0) continue;  // restored at its fork_at: runs once its siblings are forked
     output.seqs.push_back({seq, n});
     budget -= n;
   }
@@ -153,12 +189,22 @@ SchedulerOutput Scheduler::schedule() {
   return output;
 }
 
-void Scheduler::on_step_done(const SchedulerOutput& output) {
+std::vector<StateCopy> Scheduler::on_step_done(const SchedulerOutput& output) {
+  std::vector<StateCopy> snapshots;
   for (const ScheduledSeq& s : output.seqs) {
-    s.seq->n_computed += s.n_tokens;
-    blocks_.cache_full_blocks(s.seq->blocks, std::span(s.seq->tokens).first(s.seq->n_computed),
-                              s.seq->cache_salt, s.seq->hash_cursor);
+    Sequence& seq = *s.seq;
+    seq.n_computed += s.n_tokens;
+    blocks_.cache_full_blocks(seq.blocks, std::span(seq.tokens).first(seq.n_computed),
+                              seq.cache_salt, seq.hash_cursor);
+    // A prompt's state at a block boundary, keyed by the chain hash of the block ending there
+    // (states past the prompt are not kept: the next turn's template drops what follows).
+    if (!snapshots_on() || seq.state_slot < 0 || seq.n_computed > seq.prompt_len ||
+        seq.hash_cursor.n_hashed * blocks_.block_size() != seq.n_computed)
+      continue;
+    if (const std::optional<int32_t> row = snapshots_->store(seq.hash_cursor.parent))
+      snapshots.push_back({seq.state_slot, *row});
   }
+  return snapshots;
 }
 
 }  // namespace hadron

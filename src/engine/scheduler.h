@@ -8,7 +8,10 @@
 // (reserve_tokens_per_seq) a waiting sequence is admitted only while room for that many more
 // tokens per running sequence stays free, so long outputs grow without preemption. Models with
 // linear-attention layers also need a free state slot to admit a sequence; a preempted or
-// removed sequence gives its slot back.
+// removed sequence gives its slot back. With state snapshots (hybrid prefix caching, ADR 0011)
+// a cached prefix is cut at its longest block boundary with a snapshot, which the step copies
+// into the sequence's slot first (SchedulerOutput::restores), and a prefill chunk ends at block
+// boundaries worth a snapshot (the prompt's last, a cached prefix's end, a budget cut).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "engine/sequence.h"
 #include "kv/block_manager.h"
 #include "kv/state_slots.h"
+#include "kv/state_snapshots.h"
 
 namespace hadron {
 
@@ -38,16 +42,28 @@ struct ScheduledSeq {
   int64_t n_tokens;  // tokens [n_computed, n_computed + n_tokens) run this step
 };
 
+// A sequence admitted on a cached prefix whose state starts from a snapshot.
+struct StateRestore {
+  Sequence* seq;
+  int32_t row;  // the snapshot's row (StateSnapshots)
+};
+
 struct SchedulerOutput {
   std::vector<ScheduledSeq> seqs;
   std::vector<Sequence*> preempted;
   int64_t n_tokens = 0;
+  // Snapshots to copy into admitted sequences' slots before the step runs; each row holds a
+  // reference to release once copied. A sequence restored at its fork_at runs no token this
+  // step (it is not in `seqs`): its siblings fork first.
+  std::vector<StateRestore> restores;
 };
 
 class Scheduler {
  public:
-  // state_slots: null, or disabled, for models without linear-attention state.
-  Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots = nullptr);
+  // state_slots: null, or disabled, for models without linear-attention state; snapshots:
+  // null, or disabled, without hybrid prefix caching.
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks, StateSlots* state_slots = nullptr,
+            StateSnapshots* snapshots = nullptr);
 
   // Queues a sequence (state kWaiting). Sequences with blocks already (forked siblings)
   // keep them.
@@ -56,7 +72,9 @@ class Scheduler {
   void remove(Sequence* seq);
   SchedulerOutput schedule();
   // After the step ran: advances n_computed and registers newly full blocks for reuse.
-  void on_step_done(const SchedulerOutput& output);
+  // Returns the state copies (slot -> snapshot row) that snapshot the sequences now at a
+  // block boundary of their prompt, to run after the step.
+  std::vector<StateCopy> on_step_done(const SchedulerOutput& output);
 
   size_t n_running() const { return running_.size(); }
   size_t n_waiting() const { return waiting_.size(); }
@@ -73,14 +91,22 @@ class Scheduler {
   void release(Sequence& seq);
   // Takes a state slot for seq when the model keeps state; false when none is free.
   bool take_state_slot(Sequence& seq);
-  // Tokens seq may run now: its uncomputed ones, up to its fork_at.
-  static int64_t schedulable(const Sequence& seq);
+  // Tokens seq may run now: its uncomputed ones, up to its fork_at and its next snapshot point.
+  int64_t schedulable(const Sequence& seq) const;
+  // Tokens seq runs with `budget` left: a prefill chunk cut by the budget ends at a block
+  // boundary when snapshots are kept.
+  int64_t chunk(const Sequence& seq, int64_t budget) const;
+  bool snapshots_on() const { return snapshots_ != nullptr && snapshots_->enabled(); }
+  // Admission with snapshots: cuts match at its longest boundary with a snapshot and
+  // returns that snapshot's row (referenced), or -1.
+  int32_t cut_at_snapshot(Sequence& seq, PrefixMatch& match);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);
 
   SchedulerConfig config_;
   BlockManager& blocks_;
   StateSlots* state_slots_;
+  StateSnapshots* snapshots_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // admission order
 };

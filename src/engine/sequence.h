@@ -38,6 +38,9 @@ struct Sequence {
   // (a block boundary) until its siblings are forked from it, KV blocks shared and state copied.
   int64_t fork_at = -1;
   BlockHashCursor hash_cursor;  // prefix-cache hashing progress over `blocks`
+  // Hybrid models: the cached KV prefix found at admission (tokens). A prefill chunk ends
+  // there, so the state at this shared prefix is snapshotted for the next request (ADR 0011).
+  int64_t cached_prefix_end = 0;
   int64_t n_preemptions = 0;
   int64_t n_computed_lost = 0;  // the most tokens a preemption dropped: those are recomputed
 

@@ -58,12 +58,24 @@ PrefixMatch BlockManager::acquire_prefix(std::span<const int32_t> tokens, uint64
     if (!std::equal(b.tokens.begin(), b.tokens.end(), block_tokens.begin(), block_tokens.end()))
       break;
     match.blocks.push_back(it->second);
+    match.hashes.push_back(parent);
     match.cursor = {i + 1, parent};
   }
   for (int32_t block : match.blocks) take(block);
   match.n_tokens = static_cast<int64_t>(match.blocks.size()) * block_size_;
   stats_.hit_tokens += match.n_tokens;
   return match;
+}
+
+void BlockManager::trim_prefix(PrefixMatch& match, int64_t n_blocks) {
+  const auto n_matched = static_cast<int64_t>(match.blocks.size());
+  if (n_blocks >= n_matched) return;
+  release(std::span(match.blocks).subspan(n_blocks));
+  match.blocks.resize(n_blocks);
+  match.hashes.resize(n_blocks);
+  match.cursor = n_blocks > 0 ? BlockHashCursor{n_blocks, match.hashes.back()} : BlockHashCursor{};
+  stats_.hit_tokens -= (n_matched - n_blocks) * block_size_;
+  match.n_tokens = n_blocks * block_size_;
 }
 
 std::optional<std::vector<int32_t>> BlockManager::allocate(int64_t n) {

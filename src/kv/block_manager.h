@@ -23,9 +23,10 @@ struct BlockHashCursor {
 };
 
 struct PrefixMatch {
-  std::vector<int32_t> blocks;  // cached blocks covering the prefix, in order
-  int64_t n_tokens = 0;         // tokens they hold (a multiple of block_size)
-  BlockHashCursor cursor;       // the hash chain after the matched blocks
+  std::vector<int32_t> blocks;   // cached blocks covering the prefix, in order
+  int64_t n_tokens = 0;          // tokens they hold (a multiple of block_size)
+  BlockHashCursor cursor;        // the hash chain after the matched blocks
+  std::vector<uint64_t> hashes;  // the chain hash of each matched block
 };
 
 struct PrefixCacheStats {
@@ -47,6 +48,9 @@ class BlockManager {
   // The longest run of cached full blocks matching `tokens` from the start. At most
   // `max_tokens` tokens are matched. Takes a reference on each returned block.
   PrefixMatch acquire_prefix(std::span<const int32_t> tokens, uint64_t salt, int64_t max_tokens);
+  // Keeps the first n_blocks of match (a hybrid model's prefix, cut at its longest state
+  // snapshot) and releases the rest; the hit statistics count only what is kept.
+  void trim_prefix(PrefixMatch& match, int64_t n_blocks);
   // n fresh blocks (evicting the least recently used cached ones), or nullopt.
   std::optional<std::vector<int32_t>> allocate(int64_t n);
   // Takes one more reference on each block (sequences sharing a prompt's blocks).

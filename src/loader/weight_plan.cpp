@@ -6,9 +6,16 @@
 
 namespace hadron {
 
+std::vector<int64_t> WeightSource::local_shape() const {
+  std::vector<int64_t> local = shape;
+  const size_t dim = slice.dim < 0 ? local.size() + slice.dim : slice.dim;
+  local[dim] /= slice.n_parts;
+  return local;
+}
+
 std::vector<int64_t> WeightSpec::shape() const {
-  std::vector<int64_t> merged = sources.front().shape;
-  for (size_t i = 1; i < sources.size(); ++i) merged[0] += sources[i].shape[0];
+  std::vector<int64_t> merged = sources.front().local_shape();
+  for (size_t i = 1; i < sources.size(); ++i) merged[0] += sources[i].local_shape()[0];
   if (transposed) std::swap(merged[merged.size() - 2], merged.back());
   return merged;
 }
@@ -19,18 +26,49 @@ int64_t WeightSpec::numel() const {
   return n;
 }
 
-void WeightPlan::add(Tensor* target, std::string name, std::vector<int64_t> shape) {
-  add_merged(target, {{std::move(name), std::move(shape)}});
+WeightPlan::WeightPlan(int rank, int world) : rank_(rank), world_(world) {
+  HADRON_CHECK(world >= 1 && rank >= 0 && rank < world, "rank {} of {}", rank, world);
+}
+
+ShardSlice WeightPlan::slice(Shard shard, int64_t n_units, const std::string& what,
+                             bool replicate_if_fewer) const {
+  switch (shard) {
+    case Shard::kReplicated:
+      return {};
+    case Shard::kColumn:
+    case Shard::kRow: {
+      const int dim = shard == Shard::kColumn ? 0 : -1;
+      if (world_ == 1) return {};
+      if (n_units % world_ == 0) return {dim, world_, rank_};
+      if (!replicate_if_fewer || n_units > world_ || world_ % n_units != 0)
+        input_error("--tensor-parallel-size {} does not divide {} ({}){}", world_, what, n_units,
+                    replicate_if_fewer ? ", nor is it a multiple of it" : "");
+      return {dim, n_units, rank_ * n_units / world_};
+    }
+  }
+  return {};
+}
+
+void WeightPlan::add(Tensor* target, std::string name, std::vector<int64_t> shape,
+                     ShardSlice slice) {
+  add_merged(target, {{std::move(name), std::move(shape), slice}});
 }
 
 void WeightPlan::add_merged(Tensor* target, std::vector<WeightSource> sources) {
   HADRON_CHECK(!sources.empty() && target != nullptr, "weight with no source or target");
   for (const WeightSource& source : sources) {
-    HADRON_CHECK(!source.shape.empty() && source.shape.size() == sources[0].shape.size(),
+    const auto rank = static_cast<int>(source.shape.size());
+    HADRON_CHECK(rank > 0 && rank == static_cast<int>(sources[0].shape.size()),
                  "{}: merged sources need the same rank", source.name);
-    for (size_t d = 1; d < source.shape.size(); ++d)
-      HADRON_CHECK(source.shape[d] == sources[0].shape[d], "{}: merged sources differ in dim {}",
-                   source.name, d);
+    const ShardSlice& slice = source.slice;
+    HADRON_CHECK(slice.dim >= -rank && slice.dim < rank && slice.n_parts >= 1 && slice.part >= 0 &&
+                     slice.part < slice.n_parts &&
+                     source.shape[(slice.dim + rank) % rank] % slice.n_parts == 0,
+                 "{}: slice {} of {} along dim {}", source.name, slice.part, slice.n_parts,
+                 slice.dim);
+    for (int d = 1; d < rank; ++d)
+      HADRON_CHECK(source.local_shape()[d] == sources[0].local_shape()[d],
+                   "{}: merged sources differ in dim {}", source.name, d);
   }
   specs_.push_back({sources[0].name, std::move(sources), target, false});
 }

@@ -2,6 +2,9 @@
 // Hugging Face tensors (concatenated along dim 0: q/k/v -> qkv, gate/up -> gate_up, experts
 // stacked) to one parameter the model holds as a Tensor. The loader fills the plan from a
 // checkpoint or with dummy values and reports anything declared but missing or found but unused.
+//
+// Tensor parallelism: a plan is made for one rank of `world`, and each source says which slice
+// of its checkpoint tensor that rank loads (ShardSlice), so a rank reads only its shard.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +16,28 @@
 
 namespace hadron {
 
+// How a parameter is split over the ranks of a tensor-parallel group.
+enum class Shard : uint8_t {
+  kReplicated,  // every rank holds all of it (norms, routers, the embedding)
+  kColumn,      // dim 0 split: output features, heads, vocabulary rows (q/k/v, gate/up, LM head)
+  kRow,         // the last dim split: input features (o_proj, down_proj); outputs are partial sums
+};
+
+// The slice of a checkpoint tensor a rank loads: part `part` of `n_parts` equal parts along
+// `dim` (n_parts 1: the whole tensor).
+struct ShardSlice {
+  int dim = 0;
+  int64_t n_parts = 1;
+  int64_t part = 0;
+};
+
 struct WeightSource {
   std::string name;            // checkpoint tensor name
-  std::vector<int64_t> shape;  // its expected shape
+  std::vector<int64_t> shape;  // its expected shape in the checkpoint
+  ShardSlice slice = {};       // what this rank loads of it
+
+  // The shape this rank loads: shape with slice.dim divided by slice.n_parts.
+  std::vector<int64_t> local_shape() const;
 };
 
 struct WeightSpec {
@@ -31,15 +53,32 @@ struct WeightSpec {
   // may then keep it as e4m3 codes and scales here (*target then views the same codes).
   Fp8Weight* fp8 = nullptr;
 
-  // The merged shape: sources concatenated along dim 0 (last two dims swapped if transposed).
+  // The merged shape this rank loads: its slices of the sources concatenated along dim 0 (last
+  // two dims swapped if transposed).
   std::vector<int64_t> shape() const;
   int64_t numel() const;
 };
 
 class WeightPlan {
  public:
-  // One parameter from one checkpoint tensor.
-  void add(Tensor* target, std::string name, std::vector<int64_t> shape);
+  // The plan of tensor-parallel rank `rank` of `world` (0 of 1: unsharded).
+  explicit WeightPlan(int rank = 0, int world = 1);
+
+  int rank() const { return rank_; }
+  int world() const { return world_; }
+  // Expert parallelism: MoE blocks place whole experts on ranks (declaring only this rank's)
+  // instead of splitting every expert's intermediate dim.
+  bool expert_parallel() const { return expert_parallel_; }
+  void set_expert_parallel(bool enabled) { expert_parallel_ = enabled; }
+  // This rank's slice for `shard` of a tensor whose split dim holds n_units indivisible units
+  // (heads, rows). They are split evenly, an InputError naming `what` when world does not
+  // divide them; except that with replicate_if_fewer and fewer units than ranks, each unit is
+  // replicated on world / n_units consecutive ranks (KV heads when there are fewer than ranks).
+  ShardSlice slice(Shard shard, int64_t n_units, const std::string& what,
+                   bool replicate_if_fewer = false) const;
+
+  // One parameter from one checkpoint tensor (sliced as `slice` says).
+  void add(Tensor* target, std::string name, std::vector<int64_t> shape, ShardSlice slice = {});
   // One parameter merged from several tensors along dim 0.
   void add_merged(Tensor* target, std::vector<WeightSource> sources);
   // One parameter [..., out, in] from a tensor stored as stored_shape [..., in, out].
@@ -58,6 +97,8 @@ class WeightPlan {
   int64_t n_params() const;
 
  private:
+  int rank_ = 0, world_ = 1;
+  bool expert_parallel_ = false;
   std::vector<WeightSpec> specs_;
   std::vector<std::string> allowed_unused_prefixes_;
 };

@@ -11,23 +11,30 @@ void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix, const 
   options_ = options;
   const int64_t hidden = config.hidden_size, d = config.head_dim;
   const int64_t nq = config.n_heads, nkv = config.n_kv_heads;
-  qkv_params_ = {nq, nkv, d, static_cast<float>(config.rms_norm_eps), options.rope_style};
-  plan.add_merged(&qkv_, {{prefix + "q_proj.weight", {nq * d, hidden}},
-                          {prefix + "k_proj.weight", {nkv * d, hidden}},
-                          {prefix + "v_proj.weight", {nkv * d, hidden}}});
+  // Tensor parallel: each rank holds whole heads (q split, KV split or replicated when there
+  // are fewer than ranks); o_proj is row-parallel, its output a partial sum over ranks.
+  const ShardSlice q = plan.slice(Shard::kColumn, nq, "num_attention_heads");
+  const ShardSlice kv = plan.slice(Shard::kColumn, nkv, "num_key_value_heads", true);
+  const ShardSlice o = plan.slice(Shard::kRow, nq, "num_attention_heads");
+  adds_o_bias_ = plan.rank() == 0;  // added once to the sum
+  qkv_params_ = {nq / q.n_parts, nkv / kv.n_parts, d, static_cast<float>(config.rms_norm_eps),
+                 options.rope_style};
+  plan.add_merged(&qkv_, {{prefix + "q_proj.weight", {nq * d, hidden}, q},
+                          {prefix + "k_proj.weight", {nkv * d, hidden}, kv},
+                          {prefix + "v_proj.weight", {nkv * d, hidden}, kv}});
   if (options.qkv_bias)
-    plan.add_merged(&qkv_bias_, {{prefix + "q_proj.bias", {nq * d}},
-                                 {prefix + "k_proj.bias", {nkv * d}},
-                                 {prefix + "v_proj.bias", {nkv * d}}});
+    plan.add_merged(&qkv_bias_, {{prefix + "q_proj.bias", {nq * d}, q},
+                                 {prefix + "k_proj.bias", {nkv * d}, kv},
+                                 {prefix + "v_proj.bias", {nkv * d}, kv}});
   if (options.qk_norm) {
     plan.add(&q_norm_, prefix + "q_norm.weight", {d});
     plan.add(&k_norm_, prefix + "k_norm.weight", {d});
   }
-  plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nq * d});
+  plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nq * d}, o);
   plan.allow_fp8(&qkv_, &qkv_fp8_);
   plan.allow_fp8(&o_proj_, &o_fp8_);
   if (options.o_bias) plan.add(&o_bias_, prefix + "o_proj.bias", {hidden});
-  if (options.sinks) plan.add(&sinks_, prefix + "sinks", {nq});
+  if (options.sinks) plan.add(&sinks_, prefix + "sinks", {nq}, q);
 }
 
 void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,
@@ -51,15 +58,21 @@ void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const Ba
   const AttentionParams params{1.0f / std::sqrt(static_cast<float>(d)), options_.sliding_window,
                                0.0f, sinks_};
   backend.attention(q, k_cache, v_cache, meta, params, attn);
-  project(backend, attn.reshape({n_tokens, nq * d}), o_proj_, o_fp8_, o_bias_, arena, out);
+  project(backend, attn.reshape({n_tokens, nq * d}), o_proj_, o_fp8_,
+          adds_o_bias_ ? o_bias_ : Tensor{}, arena, out);
 }
 
 void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
                        int64_t intermediate) {
-  intermediate_ = intermediate;
-  plan.add_merged(&gate_up_, {{prefix + "gate_proj.weight", {intermediate, hidden}},
-                              {prefix + "up_proj.weight", {intermediate, hidden}}});
-  plan.add(&down_, prefix + "down_proj.weight", {hidden, intermediate});
+  // Tensor parallel: gate/up column-parallel, down row-parallel (a partial sum over ranks).
+  const ShardSlice column =
+      plan.slice(Shard::kColumn, intermediate, "the intermediate size of " + prefix + "*");
+  const ShardSlice row =
+      plan.slice(Shard::kRow, intermediate, "the intermediate size of " + prefix + "*");
+  intermediate_ = intermediate / column.n_parts;
+  plan.add_merged(&gate_up_, {{prefix + "gate_proj.weight", {intermediate, hidden}, column},
+                              {prefix + "up_proj.weight", {intermediate, hidden}, column}});
+  plan.add(&down_, prefix + "down_proj.weight", {hidden, intermediate}, row);
   plan.allow_fp8(&gate_up_, &gate_up_fp8_);
   plan.allow_fp8(&down_, &down_fp8_);
 }

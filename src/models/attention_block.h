@@ -1,6 +1,7 @@
 // Self-attention with options: fused qkv (+bias), optional per-head q/k RMSNorm, RoPE,
 // paged KV cache, grouped-query attention (optionally with sink logits), output projection
-// (+bias).
+// (+bias). Under tensor parallelism a rank holds whole heads and its output is a partial sum:
+// the caller all-reduces it (so does GatedMlp's).
 #pragma once
 
 #include <string>
@@ -35,7 +36,8 @@ class AttentionBlock {
 
  private:
   AttentionOptions options_;
-  QkvParams qkv_params_;
+  QkvParams qkv_params_;  // this rank's heads
+  bool adds_o_bias_ = true;
   Tensor qkv_, qkv_bias_, q_norm_, k_norm_, o_proj_, o_bias_, sinks_;
   Fp8Weight qkv_fp8_, o_fp8_;  // defined when the loader kept qkv_ / o_proj_ in FP8
 };
@@ -53,7 +55,7 @@ class GatedMlp {
  private:
   void down(Backend& backend, const Tensor& gate_up, Arena& arena, const Tensor& out) const;
 
-  int64_t intermediate_ = 0;
+  int64_t intermediate_ = 0;  // this rank's part
   Tensor gate_up_, down_;
   Fp8Weight gate_up_fp8_, down_fp8_;  // defined when the loader kept them in FP8
 };

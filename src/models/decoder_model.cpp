@@ -23,9 +23,30 @@ DecoderModel::DecoderModel(const ModelConfig& config, Backend& backend,
                   config.architecture);
     layer.cache_idx = linear ? n_linear++ : n_attention++;
   }
+  n_local_kv_heads_ = config.n_kv_heads;
+}
+
+void DecoderModel::set_tensor_parallel(const TensorParallel& tp) {
+  HADRON_CHECK(tp.world == 1 || (tp.comm != nullptr && tp.comm->world_size() == tp.world &&
+                                 tp.comm->rank() == tp.rank),
+               "rank {} of {} without its communicator", tp.rank, tp.world);
+  if (tp.world > 1 && (options_.mla || options_.hybrid))
+    input_error("tensor parallelism does not shard {} ({} attention) yet", config_.architecture,
+                options_.mla ? "latent" : "linear");
+  tp_ = tp;
+  const WeightPlan plan(tp.rank, tp.world);
+  plan.slice(Shard::kColumn, config_.n_heads, "num_attention_heads");  // the first to check
+  n_local_kv_heads_ =
+      config_.n_kv_heads /
+      plan.slice(Shard::kColumn, config_.n_kv_heads, "num_key_value_heads", true).n_parts;
+  vocab_parallel_ = tp.world > 1 && config_.vocab_size % tp.world == 0;
 }
 
 void DecoderModel::declare_weights(WeightPlan& plan) {
+  HADRON_CHECK(plan.rank() == tp_.rank && plan.world() == tp_.world,
+               "a plan for rank {} of {} declared by rank {} of {}", plan.rank(), plan.world(),
+               tp_.rank, tp_.world);
+  plan.set_expert_parallel(tp_.expert_parallel);
   const int64_t hidden = config_.hidden_size;
   const std::string& model = options_.prefix;
   plan.add(&embed_tokens_, model + "embed_tokens.weight", {config_.vocab_size, hidden});
@@ -58,11 +79,17 @@ void DecoderModel::declare_weights(WeightPlan& plan) {
   if (config_.tie_word_embeddings)
     plan.allow_unused("lm_head.weight");  // some tied checkpoints still store a copy
   else
-    plan.add(&lm_head_, "lm_head.weight", {config_.vocab_size, hidden});
+    plan.add(&lm_head_, "lm_head.weight", {config_.vocab_size, hidden},
+             vocab_parallel_ ? plan.slice(Shard::kColumn, config_.vocab_size, "vocab_size")
+                             : ShardSlice{});
 }
 
 void DecoderModel::prepare(int64_t max_positions) {
-  if (config_.tie_word_embeddings) lm_head_ = embed_tokens_;
+  if (config_.tie_word_embeddings) {
+    const int64_t rows = config_.vocab_size / (vocab_parallel_ ? tp_.world : 1);
+    lm_head_ = vocab_parallel_ ? embed_tokens_.slice_rows(tp_.rank * rows, (tp_.rank + 1) * rows)
+                               : embed_tokens_;
+  }
   for (Layer& layer : layers_) {
     if (layer.sparse) layer.moe.prepare(backend_);
     if (!options_.hybrid) continue;
@@ -85,11 +112,15 @@ void DecoderModel::prepare(int64_t max_positions) {
 void DecoderModel::offset_norms() {
   norm_storage_.resize(2 * layers_.size() + 1);
   auto storage = norm_storage_.begin();
+  // In the activations' dtype, as the backends' residual norms take their weights; on a bf16
+  // backend 1 + w rounds to bf16 once, as the norm's output does anyway.
+  const DType dtype = backend_.activation_dtype();
   for (Layer& layer : layers_) {
-    layer.input_norm = widen_to_f32(backend_, layer.input_norm, 1.0f, *storage++);
-    layer.post_attention_norm = widen_to_f32(backend_, layer.post_attention_norm, 1.0f, *storage++);
+    layer.input_norm = offset_copy(backend_, layer.input_norm, 1.0f, dtype, *storage++);
+    layer.post_attention_norm =
+        offset_copy(backend_, layer.post_attention_norm, 1.0f, dtype, *storage++);
   }
-  final_norm_ = widen_to_f32(backend_, final_norm_, 1.0f, *storage);
+  final_norm_ = offset_copy(backend_, final_norm_, 1.0f, dtype, *storage);
 }
 
 std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
@@ -100,7 +131,7 @@ std::vector<KvLayerSpec> DecoderModel::kv_layers() const {
           options_.mla
               ? KvLayerSpec::latent(config_.mla.kv_lora_rank, config_.mla.qk_rope_head_dim,
                                     config_.is_sparse_attention() ? config_.mla.index_head_dim : 0)
-              : KvLayerSpec{config_.n_kv_heads, config_.head_dim});
+              : KvLayerSpec{n_local_kv_heads_, config_.head_dim});
   return specs;
 }
 
@@ -153,6 +184,7 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
     mix(layer, pre_norm(layer.input_norm, i > 0), meta, kv, arena, branch);
+    all_reduce(branch);
     if (i > 0) advance();
     if (layer.sparse) {  // the router and the experts both read the normed input
       backend_.add_rms_norm(branch, residual, layer.post_attention_norm, eps, normed);
@@ -161,6 +193,7 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
       layer.mlp.forward(backend_, pre_norm(layer.post_attention_norm, true), arena, branch);
       advance();
     }
+    all_reduce(branch);
     arena.rewind(layer_mark);
   }
   backend_.add_rms_norm(branch, residual, final_norm_, eps, normed);
@@ -171,8 +204,30 @@ Tensor DecoderModel::forward(const BatchMeta& meta, const KvCache& kv, Arena& ar
   return rows;
 }
 
+void DecoderModel::all_reduce(const Tensor& x) const {
+  if (tp_.world > 1) tp_.comm->all_reduce_sum(x);
+}
+
 void DecoderModel::compute_logits(const Tensor& hidden, const Tensor& logits) {
-  backend_.linear(hidden, lm_head_, Tensor{}, logits);
+  if (!vocab_parallel_) return backend_.linear(hidden, lm_head_, Tensor{}, logits);
+  // This rank's vocabulary columns [R, V / world], gathered rank-major [world, R, V / world],
+  // then each rank's block of each row copied to its place in logits [R, V].
+  const int64_t n_rows = hidden.size(0), n_cols = lm_head_.size(0), world = tp_.world;
+  const size_t local_bytes = n_rows * n_cols * sizeof(float);
+  if (logits_storage_.bytes() < local_bytes * (world + 1))
+    logits_storage_ = backend_.allocate(local_bytes * (world + 1));
+  const auto base = static_cast<char*>(logits_storage_.data());
+  const Tensor local = Tensor::view_of(base, DType::F32, {n_rows, n_cols}, logits.device);
+  const Tensor gathered =
+      Tensor::view_of(base + local_bytes, DType::F32, {world, n_rows, n_cols}, logits.device);
+  backend_.linear(hidden, lm_head_, Tensor{}, local);
+  tp_.comm->all_gather(local, gathered);
+  for (int64_t r = 0; r < world; ++r)
+    for (int64_t row = 0; row < n_rows; ++row)
+      backend_.copy(Tensor::view_of(gathered.ptr<float>() + (r * n_rows + row) * n_cols, DType::F32,
+                                    {n_cols}, logits.device),
+                    Tensor::view_of(logits.ptr<float>() + row * world * n_cols + r * n_cols,
+                                    DType::F32, {n_cols}, logits.device));
 }
 
 }  // namespace hadron

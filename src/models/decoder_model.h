@@ -3,6 +3,8 @@
 // the embedding). With MoE options, the layers is_sparse_layer picks use experts; with `mla`,
 // every layer's attention is multi-head latent attention over a latent cache. Hybrid
 // models (the Qwen3-Next family) mix gated DeltaNet layers with gated attention layers.
+// Tensor parallelism (not for MLA or hybrids yet): the blocks declare their shards and each
+// row-parallel output is all-reduced here, before the residual add.
 #pragma once
 
 #include <optional>
@@ -33,6 +35,7 @@ class DecoderModel : public Model {
  public:
   DecoderModel(const ModelConfig& config, Backend& backend, const DecoderModelOptions& options);
 
+  void set_tensor_parallel(const TensorParallel& tp) override;
   void declare_weights(WeightPlan& plan) override;
   void prepare(int64_t max_positions) override;
   std::vector<KvLayerSpec> kv_layers() const override;
@@ -59,6 +62,8 @@ class DecoderModel : public Model {
            Arena& arena, const Tensor& out);
   // Hybrid models' norms scale by (1 + w): widened to F32 once loaded.
   void offset_norms();
+  // Under tensor parallelism: sums a row-parallel block's partial output over the ranks.
+  void all_reduce(const Tensor& x) const;
 
   DecoderModelOptions options_;
   std::vector<Buffer> norm_storage_;
@@ -66,6 +71,12 @@ class DecoderModel : public Model {
   std::vector<Layer> layers_;
   Buffer cos_sin_storage_;
   Tensor cos_sin_;  // F32 [max_positions, rotary_dim]
+  // Tensor parallel: a replicated embedding, and the LM head split over the vocabulary when
+  // the ranks divide it (each rank's logits gathered), else replicated.
+  TensorParallel tp_;
+  int64_t n_local_kv_heads_ = 0;
+  bool vocab_parallel_ = false;
+  Buffer logits_storage_;  // vocab-parallel: this rank's logits and the gathered ones
 };
 
 }  // namespace hadron

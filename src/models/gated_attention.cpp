@@ -30,8 +30,8 @@ void GatedAttentionBlock::prepare(Backend& backend) {
   append_rows(order, 2 * nq * d, kv_rows);                                // k and v
   for (int64_t h = 0; h < nq; ++h) append_rows(order, 2 * h * d + d, d);  // gates
   permute_rows(backend, qkv_, order);
-  q_norm_ = widen_to_f32(backend, q_norm_, 1.0f, q_norm_storage_);
-  k_norm_ = widen_to_f32(backend, k_norm_, 1.0f, k_norm_storage_);
+  q_norm_ = offset_copy(backend, q_norm_, 1.0f, backend.activation_dtype(), q_norm_storage_);
+  k_norm_ = offset_copy(backend, k_norm_, 1.0f, backend.activation_dtype(), k_norm_storage_);
 }
 
 void GatedAttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const BatchMeta& meta,

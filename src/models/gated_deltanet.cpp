@@ -43,6 +43,10 @@ void GatedDeltaNet::declare(WeightPlan& plan, const std::string& prefix, const M
 }
 
 void GatedDeltaNet::prepare(Backend& backend) {
+  // The decay exp(-exp(A_log) softplus(a + dt_bias)) amplifies their rounding: kept in f32, as
+  // checkpoints store A_log.
+  a_log_ = widen_to_f32(backend, a_log_, 0.0f, a_log_f32_);
+  dt_bias_ = widen_to_f32(backend, dt_bias_, 0.0f, dt_bias_f32_);
   if (projections_ != DeltaNetProjections::kGroupedPerKeyHead) return;
   // Per key head g: [q (Dk) | k (Dk) | v (r Dv) | z (r Dv)] in in_proj_qkvz, then [b (r) | a (r)]
   // in in_proj_ba, where r = Hv / Hk value heads share key head g.
@@ -70,7 +74,7 @@ void GatedDeltaNet::forward(Backend& backend, const AddRmsNorm& input, const Bat
   backend.add_rms_norm_linear(input, in_proj_.slice_rows(0, conv_dim), Tensor{}, qkv);
   const Tensor z = arena.alloc(act, {n_tokens, value_dim});
   backend.linear(input.normed, in_proj_.slice_rows(conv_dim, conv_dim + value_dim), Tensor{}, z);
-  const Tensor ba = arena.alloc(act, {n_tokens, 2 * hv});
+  const Tensor ba = arena.alloc(DType::F32, {n_tokens, 2 * hv});  // gates: f32, as the decay's
   backend.linear(input.normed, in_proj_.slice_rows(conv_dim + value_dim, in_proj_.size(0)),
                  Tensor{}, ba);
   const Tensor mixed = arena.alloc(act, {n_tokens, conv_dim});

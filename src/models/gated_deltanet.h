@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/arena.h"
+#include "core/buffer.h"
 #include "kv/kv_cache.h"
 #include "loader/hf_config.h"
 #include "loader/weight_plan.h"
@@ -45,6 +46,7 @@ class GatedDeltaNet {
   float eps_ = 1e-6f;
   // in_proj_: [conv_dim + value_dim + 2 Hv, hidden] after prepare; conv_: [conv_dim, 1, K]
   Tensor in_proj_, conv_, a_log_, dt_bias_, norm_, out_proj_;
+  Buffer a_log_f32_, dt_bias_f32_;  // the decay's parameters, widened (see prepare)
 };
 
 }  // namespace hadron

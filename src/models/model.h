@@ -5,12 +5,22 @@
 #include <vector>
 
 #include "core/arena.h"
+#include "core/error.h"
+#include "dist/communicator.h"
 #include "kv/kv_cache.h"
 #include "loader/hf_config.h"
 #include "loader/weight_plan.h"
 #include "ops/backend.h"
 
 namespace hadron {
+
+// A model's place in a tensor-parallel group: rank 0 of 1 (no communicator) is unsharded.
+struct TensorParallel {
+  int rank = 0;
+  int world = 1;
+  Communicator* comm = nullptr;  // the rank's, for the collectives of forward and logits
+  bool expert_parallel = false;  // MoE experts placed on ranks rather than each split
+};
 
 class Model {
  public:
@@ -21,6 +31,13 @@ class Model {
 
   const ModelConfig& config() const { return config_; }
 
+  // Before declare_weights: makes this model rank tp.rank of a tensor-parallel group, which
+  // then declares that rank's shards into a WeightPlan(tp.rank, tp.world). A model that cannot
+  // be sharded throws InputError for a world above 1.
+  virtual void set_tensor_parallel(const TensorParallel& tp) {
+    if (tp.world > 1)
+      throw InputError(config_.architecture + " does not support tensor parallelism yet");
+  }
   // Every checkpoint tensor the model reads, mapped to its parameters.
   virtual void declare_weights(WeightPlan& plan) = 0;
   // Called once the weights are loaded: builds derived tables (rope) for up to max_positions.

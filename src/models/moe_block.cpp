@@ -39,6 +39,22 @@ void MoeBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelC
   n_experts_ = config.moe.n_experts;
   hidden_ = config.hidden_size;
   inter_ = config.moe.expert_intermediate_size;
+  // Tensor parallel: every rank routes all tokens, and holds its part of every expert's
+  // intermediate dim or, with expert parallelism, its experts whole; either way the output is a
+  // partial sum over ranks.
+  if (plan.world() > 1 && options.layout != MoeExpertLayout::kPerExpert)
+    input_error("tensor parallelism does not shard fused expert tensors ({}) yet", config.source);
+  if (plan.expert_parallel()) {  // whole experts on ranks, as evenly as the experts divide
+    if (n_experts_ % plan.world() != 0)
+      input_error(
+          "--tensor-parallel-size {} does not divide num_experts ({}) for expert parallelism",
+          plan.world(), n_experts_);
+    n_local_experts_ = n_experts_ / plan.world();
+    first_expert_ = plan.rank() * n_local_experts_;
+  } else {
+    inter_slice_ = plan.slice(Shard::kColumn, inter_, "moe_intermediate_size");
+    n_local_experts_ = n_experts_;
+  }
   const MoeNames& names = options.names;
   const std::string block = prefix + names.block + ".";
   plan.add(&router_, block + names.router + ".weight", {n_experts_, hidden_});
@@ -68,9 +84,15 @@ void MoeBlock::declare_per_expert(WeightPlan& plan, const std::string& block) {
   std::vector<WeightSource> gate_up, down;
   for (int64_t e = 0; e < n_experts_; ++e) {
     const std::string expert = fmt::format("{}{}.{}.", block, names.experts, e);
-    gate_up.push_back({expert + names.gate + ".weight", {inter_, hidden_}});
-    gate_up.push_back({expert + names.up + ".weight", {inter_, hidden_}});
-    down.push_back({expert + names.down + ".weight", {hidden_, inter_}});
+    if (e < first_expert_ || e >= first_expert_ + n_local_experts_) {  // another rank's
+      plan.allow_unused(expert);
+      continue;
+    }
+    gate_up.push_back({expert + names.gate + ".weight", {inter_, hidden_}, inter_slice_});
+    gate_up.push_back({expert + names.up + ".weight", {inter_, hidden_}, inter_slice_});
+    down.push_back({expert + names.down + ".weight",
+                    {hidden_, inter_},
+                    {-1, inter_slice_.n_parts, inter_slice_.part}});
   }
   plan.add_merged(&gate_up_, std::move(gate_up));
   plan.add_merged(&down_, std::move(down));
@@ -113,6 +135,8 @@ void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Te
   backend.moe_router(x, router_, router_bias_, correction_bias_, options_.routing, logits, ids,
                      weights);
   MoeExpertParams params = options_.experts;
+  params.first_expert = first_expert_;
+  params.n_total_experts = n_experts_;
   if (options_.shared_expert_gate) {
     const Tensor shared = arena.alloc(x.dtype, {n_tokens, hidden_});
     shared_.forward(backend, x, arena, shared);
@@ -126,7 +150,7 @@ void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Te
   }
   const MoeExpertWeights experts = expert_weights();
   const size_t workspace_bytes =
-      backend.moe_workspace_bytes(n_tokens, k, n_experts_, hidden_, inter_);
+      backend.moe_workspace_bytes(n_tokens, k, n_local_experts_, hidden_, local_inter());
   const Tensor workspace = workspace_bytes > 0
                                ? arena.alloc(DType::U8, {static_cast<int64_t>(workspace_bytes)})
                                : Tensor{};
@@ -134,7 +158,7 @@ void MoeBlock::forward(Backend& backend, const Tensor& x, Arena& arena, const Te
 }
 
 MoeExpertWeights MoeBlock::expert_weights() const {
-  const int64_t E = n_experts_, H = hidden_, I = inter_;
+  const int64_t E = n_local_experts_, H = hidden_, I = local_inter();
   switch (options_.layout) {
     case MoeExpertLayout::kPerExpert:
     case MoeExpertLayout::kFusedTransposed:

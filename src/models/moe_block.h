@@ -71,9 +71,12 @@ class MoeBlock {
   void declare_fused_transposed(WeightPlan& plan, const std::string& block);
   void declare_fused_mxfp4(WeightPlan& plan, const std::string& block);
   MoeExpertWeights expert_weights() const;
+  int64_t local_inter() const { return inter_ / inter_slice_.n_parts; }  // this rank's part
 
   MoeOptions options_;
   int64_t n_experts_ = 0, hidden_ = 0, inter_ = 0;
+  ShardSlice inter_slice_;  // of each expert's intermediate dim, under tensor parallelism
+  int64_t first_expert_ = 0, n_local_experts_ = 0;               // this rank's experts
   Tensor router_, router_bias_, correction_bias_, shared_gate_;  // shared_gate_: [1, H]
   Tensor gate_up_, gate_up_bias_, down_, down_bias_;  // [E * 2I, H], [E, 2I], [E * H, I], [E, H]
   Tensor gate_up_scales_, down_scales_;  // kFusedMxfp4; gate_up_ and down_ hold the blocks

@@ -266,7 +266,7 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
     if (first)  // else optional and absent
       for (const WeightSource& source : spec.sources) {
         const TensorInfo* info = checkpoint.find(source.name);
-        infos.push_back({info, read_fp8_scales(checkpoint, *info, quant)});
+        infos.push_back({info, read_fp8_scales(checkpoint, *info, quant), source.slice});
       }
     kept.push_back(plan_kept_fp8(spec, infos, keep_fp8, quantization == Quantization::kFp8, quant));
     if (kept.back()) dtypes.back() = DType::F8_E4M3;

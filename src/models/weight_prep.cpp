@@ -6,17 +6,19 @@
 
 namespace hadron {
 
-Tensor widen_to_f32(Backend& backend, const Tensor& weight, float offset, Buffer& storage) {
+Tensor offset_copy(Backend& backend, const Tensor& weight, float offset, DType dtype,
+                   Buffer& storage) {
   const int64_t n = weight.numel();
   Buffer stored = Buffer::host(weight.nbytes());
   backend.copy(weight, stored.view(weight.dtype, {n}));
   std::vector<float> values(n);
   convert_to_f32(stored.data(), weight.dtype, values.data(), n);
   for (float& value : values) value += offset;
-  storage = backend.allocate(n * sizeof(float));
-  const Tensor widened = storage.view(DType::F32, {n});
-  backend.copy(Tensor::view_of(values.data(), DType::F32, {n}), widened);
-  return Tensor::view_of(storage.data(), DType::F32,
+  Buffer converted = Buffer::host(n * dtype_size(dtype));
+  convert_from_f32(values.data(), converted.data(), dtype, n);
+  storage = backend.allocate(n * dtype_size(dtype));
+  backend.copy(converted.view(dtype, {n}), storage.view(dtype, {n}));
+  return Tensor::view_of(storage.data(), dtype,
                          std::span<const int64_t>(weight.shape.data(), weight.ndim),
                          backend.device());
 }

@@ -11,9 +11,13 @@
 
 namespace hadron {
 
-// weight + offset in F32, in `storage` (allocated here on the backend); returns its view.
-// Norms that scale by (1 + w) take offset 1, computed in fp32 as transformers does.
-Tensor widen_to_f32(Backend& backend, const Tensor& weight, float offset, Buffer& storage);
+// weight + offset in `dtype`, in `storage` (allocated here on the backend); returns its view.
+// Norms that scale by (1 + w) take offset 1, added in fp32 as transformers does.
+Tensor offset_copy(Backend& backend, const Tensor& weight, float offset, DType dtype,
+                   Buffer& storage);
+inline Tensor widen_to_f32(Backend& backend, const Tensor& weight, float offset, Buffer& storage) {
+  return offset_copy(backend, weight, offset, DType::F32, storage);
+}
 
 // Reorders the rows of weight ([N, ...]) in place: row i becomes old row order[i].
 void permute_rows(Backend& backend, const Tensor& weight, const std::vector<int64_t>& order);

@@ -8,21 +8,52 @@
 
 namespace hadron {
 
+namespace {
+
+// Writes the checkpoint elements [from, to) of one source (a contiguous run) to dst in dtype.
+void read_run(const SpecSource& source, int64_t from, int64_t to, char* dst, DType dtype) {
+  if (source.fp8) {
+    dequantize_fp8(*source.info, *source.fp8, from, to, dst, dtype);
+  } else {
+    const char* src =
+        static_cast<const char*>(source.info->data) + from * dtype_size(source.info->dtype);
+    convert_dtype(src, source.info->dtype, dst, dtype, to - from);
+  }
+}
+
+// Writes elements [begin, end) of a source's slice to dst in dtype. The slice is `outer`
+// blocks of `local_block` contiguous elements, block i starting at checkpoint element
+// i * full_block + offset.
+void read_slice(const SpecSource& source, int64_t begin, int64_t end, char* dst, DType dtype) {
+  const std::vector<int64_t>& shape = source.info->shape;
+  const auto rank = static_cast<int>(shape.size());
+  const int dim = (source.slice.dim + rank) % rank;
+  int64_t inner = 1;
+  for (int d = dim + 1; d < rank; ++d) inner *= shape[d];
+  const int64_t full_block = shape[dim] * inner;
+  const int64_t local_block = full_block / source.slice.n_parts;
+  const int64_t offset = source.slice.part * local_block;
+  for (int64_t i = begin; i < end;) {
+    const int64_t block = i / local_block, within = i % local_block;
+    const int64_t n = std::min(end - i, local_block - within);
+    const int64_t from = block * full_block + offset + within;
+    read_run(source, from, from + n, dst, dtype);
+    dst += n * dtype_size(dtype);
+    i += n;
+  }
+}
+
+}  // namespace
+
 void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, int64_t end,
                        void* dst, DType dtype) {
   char* cursor = static_cast<char*>(dst);
   int64_t source_begin = 0;
-  for (const auto& [info, fp8] : sources) {
-    const int64_t source_end = source_begin + info->numel();
+  for (const SpecSource& source : sources) {
+    const int64_t source_end = source_begin + source.info->numel() / source.slice.n_parts;
     const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
     if (from < to) {
-      if (fp8) {
-        dequantize_fp8(*info, *fp8, from - source_begin, to - source_begin, cursor, dtype);
-      } else {
-        const char* src =
-            static_cast<const char*>(info->data) + (from - source_begin) * dtype_size(info->dtype);
-        convert_dtype(src, info->dtype, cursor, dtype, to - from);
-      }
+      read_slice(source, from - source_begin, to - source_begin, cursor, dtype);
       cursor += (to - from) * dtype_size(dtype);
     }
     source_begin = source_end;
@@ -59,7 +90,12 @@ std::optional<KeptFp8> plan_kept_fp8(const WeightSpec& spec, const std::vector<S
     return source.fp8.has_value();
   });
   KeptFp8 kept;
-  if (all_fp8 && keep_checkpoint_fp8) {
+  const bool sliced = std::any_of(sources.begin(), sources.end(), [](const SpecSource& source) {
+    return source.slice.n_parts > 1;
+  });
+  // A tensor-parallel rank's slice of a checkpoint FP8 weight would need its scales sliced on
+  // block boundaries too: such weights are dequantized for now.
+  if (all_fp8 && keep_checkpoint_fp8 && !sliced) {
     std::vector<const Fp8Scales*> parts;
     std::vector<int64_t> part_rows;
     for (const SpecSource& source : sources) {

@@ -11,13 +11,15 @@
 
 namespace hadron {
 
-// A checkpoint tensor feeding a spec, with its scales when it is FP8.
+// A checkpoint tensor feeding a spec, with its scales when it is FP8, and the slice of it this
+// rank loads.
 struct SpecSource {
   const TensorInfo* info;
   std::optional<Fp8Scales> fp8;
+  ShardSlice slice;
 };
 
-// Writes elements [begin, end) of a spec, its sources' elements concatenated, to dst in dtype
+// Writes elements [begin, end) of a spec, its sources' slices concatenated, to dst in dtype
 // (F32, F16 or BF16; FP8 sources times their scales).
 void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, int64_t end,
                        void* dst, DType dtype);

@@ -285,7 +285,7 @@ class Backend {
   // (zeros before its first token), updated.
   virtual void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_states,
                              const BatchMeta& meta, const Tensor& out);
-  // The gated delta rule. qkv: [T, conv_dim] (the convolution's output, [q | k | v]); ba: [T,
+  // The gated delta rule. qkv: [T, conv_dim] (the convolution's output, [q | k | v]); ba: F32 [T,
   // 2 Hv], [b | a]; a_log, dt_bias: [Hv]. Per token and value head h (its key head h / (Hv /
   // Hk)): q, k L2-normalised (eps 1e-6), q scaled by 1/sqrt(Dk); beta = sigmoid(b); g =
   // -exp(a_log) * softplus(a + dt_bias); S = exp(g) S; S += k (beta (v - S^T k))^T;

@@ -41,6 +41,11 @@ struct MoeExpertParams {
   float swiglu_limit = 7.0f;
   float swiglu_alpha = 1.702f;
   bool accumulate = false;  // out += the experts' sum instead of out = it
+  // Expert parallelism: the weights hold experts [first_expert, first_expert + E) of the
+  // n_total_experts the ids index (0: E); tokens routed elsewhere are another rank's. The CPU
+  // backend only: others refuse a first_expert or n_total_experts they were not written for.
+  int64_t first_expert = 0;
+  int64_t n_total_experts = 0;
 };
 
 // The stacked weights of E experts with intermediate size I over hidden size H, either in a

@@ -35,20 +35,17 @@ void expect_nothing_held(LoadedModel& model) {
   EXPECT_EQ(model.state_slots().n_free(), model.state_slots().n_slots());
 }
 
-TEST(HybridEngine, StateSlotsSizedAndPrefixCachingOff) {
+TEST(HybridEngine, StateSlotsAndSnapshotsSized) {
   auto model = load_hybrid();
   EXPECT_TRUE(model->state_slots().enabled());
   EXPECT_EQ(model->state_slots().n_slots(), 8);
   ASSERT_EQ(model->model().state_layers().size(), 3u);  // 3 DeltaNet layers, 1 attention
   EXPECT_EQ(model->model().kv_layers().size(), 1u);
   // conv state 160 x 3 and recurrent state 4 x 16 x 24, fp32, per layer and sequence
-  EXPECT_EQ(model->kv().state_bytes(), size_t{8 * 3 * (160 * 3 + 4 * 16 * 24) * 4});
-  GenerationRequest r{std::vector<int32_t>(40, 7), {}};
-  r.params.max_tokens = 2;
-  generate(*model, {r});
-  GenerationStats stats;
-  generate(*model, {r}, nullptr, &stats);
-  EXPECT_EQ(stats.engine.prefix_hit_tokens, 0);  // never a cached prefix with the wrong state
+  const size_t per_seq = 3 * (160 * 3 + 4 * 16 * 24) * 4;
+  // Prefix snapshots: a tenth of the CPU's 64 MB budget, rows after the 8 slots.
+  EXPECT_EQ(model->snapshots().n_snapshots(), static_cast<int64_t>(0.1 * 64e6 / per_seq));
+  EXPECT_EQ(model->kv().state_bytes(), (8 + model->snapshots().n_snapshots()) * per_seq);
 }
 
 TEST(HybridEngine, OutputDoesNotDependOnBatchMatesChunksOrPreemption) {
@@ -119,8 +116,9 @@ TEST(HybridEngine, SiblingsForkWithACopyOfTheStateAndMatchASingleCompletion) {
     const auto result = generate(*model, {r}, nullptr, &stats)[0];
     ASSERT_EQ(result.completions.size(), 3u);
     for (const auto& completion : result.completions) EXPECT_EQ(completion, single);
-    // 30 prompt tokens, 6 more per sibling, 7 decode steps per completion.
-    EXPECT_EQ(computed_tokens(stats), 30 + 2 * 6 + 3 * 7);
+    // The first run left a state snapshot at 24, so the first completion reuses 24 tokens and
+    // computes 6, each sibling 6 more, and 7 decode steps per completion.
+    EXPECT_EQ(computed_tokens(stats), 6 + 2 * 6 + 3 * 7);
     expect_nothing_held(*model);
   }
 }

@@ -135,5 +135,38 @@ TEST(MoeReference, ExpertSumFollowsItsDefinition) {
   }
 }
 
+// Expert parallelism: each of 3 "ranks" holds 2 of the 6 experts (first_expert) and
+// accumulates only the tokens routed to them; the ranks' outputs sum to the expert sum of all 6.
+TEST(MoeReference, ExpertRangesSumToAllExperts) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int64_t T = 9, E = 6, k = 2, H = 16, I = 8, kRanks = 3, local = E / kRanks;
+  std::vector<float> x = normal_floats(rng, T * H, 1.0f);
+  std::vector<float> gate_up = normal_floats(rng, E * 2 * I * H, 0.3f);
+  std::vector<float> down = normal_floats(rng, E * H * I, 0.3f);
+  std::vector<float> weights = normal_floats(rng, T * k, 1.0f);
+  std::vector<int32_t> ids(T * k);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng() % E);
+  const Tensor ids_view = Tensor::view_of(ids.data(), DType::I32, {T, k});
+  std::vector<float> all(T * H), summed(T * H, 0.0f);
+  make_cpu_backend()->moe_experts(
+      view(x, {T, H}), ids_view, view(weights, {T, k}),
+      {view(gate_up, {E, 2 * I, H}), Tensor{}, view(down, {E, H, I}), Tensor{}}, MoeExpertParams{},
+      Tensor{}, view(all, {T, H}));
+  for (int64_t r = 0; r < kRanks; ++r) {
+    MoeExpertParams params;
+    params.accumulate = true;
+    params.first_expert = r * local;
+    params.n_total_experts = E;
+    make_cpu_backend()->moe_experts(
+        view(x, {T, H}), ids_view, view(weights, {T, k}),
+        {Tensor::view_of(gate_up.data() + r * local * 2 * I * H, DType::F32, {local, 2 * I, H}),
+         Tensor{}, Tensor::view_of(down.data() + r * local * H * I, DType::F32, {local, H, I}),
+         Tensor{}},
+        params, Tensor{}, view(summed, {T, H}));
+  }
+  for (int64_t i = 0; i < T * H; ++i)
+    EXPECT_NEAR(summed[i], all[i], 1e-5 * (1 + std::abs(all[i]))) << "element " << i;
+}
+
 }  // namespace
 }  // namespace hadron

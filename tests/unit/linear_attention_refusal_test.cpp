@@ -1,4 +1,4 @@
-// A backend without the linear-attention ops (CUDA today) refuses hybrid models when the model
+// A backend without the linear-attention ops refuses hybrid models when the model
 // is made, before any weight loads, and still takes the others. The backend here has every op
 // but those, and none of them runs: making a model runs none.
 #include <gtest/gtest.h>

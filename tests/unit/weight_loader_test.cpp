@@ -118,6 +118,56 @@ TEST(WeightLoader, TransposedWeightsLoadWithTheirLastTwoDimsSwapped) {
 }
 
 // The unit follows the total, so a fixture's few megabytes do not read "0.0 of 0.0 GB".
+// A rank loads only its slice: rows (column-parallel) or columns (row-parallel) of the whole
+// tensor, and merged sources each sliced before they are concatenated.
+TEST(WeightLoader, ShardSlicesAreThePartsOfTheWholeTensor) {
+  const std::unique_ptr<Backend> backend = make_cpu_backend();
+  const Checkpoint checkpoint = Checkpoint::open(kFixture);
+  const std::string gate = "model.layers.0.mlp.gate_proj.weight";  // [128, 64]
+  const std::string up = "model.layers.0.mlp.up_proj.weight";
+  WeightPlan plan;
+  Tensor whole_gate, whole_up, columns, rows, merged;
+  plan.add(&whole_gate, gate, {128, 64});
+  plan.add(&whole_up, up, {128, 64});
+  plan.add(&columns, gate, {128, 64}, {-1, 4, 2});  // columns [32, 48)
+  plan.add(&rows, gate, {128, 64}, {0, 2, 1});      // rows [64, 128)
+  plan.add_merged(&merged, {{gate, {128, 64}, {0, 4, 3}}, {up, {128, 64}, {0, 4, 3}}});
+  plan.allow_unused("");
+  const LoadedWeights loaded = load_weights(plan, checkpoint, *backend);
+  ASSERT_EQ(columns.size(0), 128);
+  ASSERT_EQ(columns.size(1), 16);
+  ASSERT_EQ(rows.size(0), 64);
+  ASSERT_EQ(merged.size(0), 64);
+  const auto at = [](const Tensor& t, int64_t r, int64_t c) {
+    return load_f32(t, r * t.size(1) + c);
+  };
+  for (int64_t r = 0; r < 128; ++r)
+    for (int64_t c = 0; c < 16; ++c) ASSERT_EQ(at(columns, r, c), at(whole_gate, r, 32 + c));
+  for (int64_t r = 0; r < 64; ++r)
+    for (int64_t c = 0; c < 64; ++c) ASSERT_EQ(at(rows, r, c), at(whole_gate, 64 + r, c));
+  for (int64_t r = 0; r < 32; ++r)
+    for (int64_t c = 0; c < 64; ++c) {
+      ASSERT_EQ(at(merged, r, c), at(whole_gate, 96 + r, c));
+      ASSERT_EQ(at(merged, 32 + r, c), at(whole_up, 96 + r, c));
+    }
+}
+
+TEST(WeightPlan, SlicesSplitOrReplicateHeads) {
+  // 2 KV heads on 4 ranks: ranks 0-1 hold head 0, ranks 2-3 head 1.
+  for (int rank = 0; rank < 4; ++rank) {
+    const ShardSlice kv = WeightPlan(rank, 4).slice(Shard::kColumn, 2, "kv heads", true);
+    EXPECT_EQ(kv.n_parts, 2);
+    EXPECT_EQ(kv.part, rank / 2);
+    const ShardSlice q = WeightPlan(rank, 4).slice(Shard::kRow, 8, "heads");
+    EXPECT_EQ(q.dim, -1);
+    EXPECT_EQ(q.n_parts, 4);
+    EXPECT_EQ(q.part, rank);
+  }
+  EXPECT_EQ(WeightPlan(0, 1).slice(Shard::kColumn, 3, "heads").n_parts, 1);
+  EXPECT_THROW(WeightPlan(0, 4).slice(Shard::kColumn, 2, "heads"), InputError);
+  EXPECT_THROW(WeightPlan(0, 4).slice(Shard::kColumn, 6, "kv heads", true), InputError);
+}
+
 TEST(WeightLoader, ProgressAmountUsesAUnitThatFitsTheTotal) {
   EXPECT_EQ(load_progress_amount(300'000'000, 1'200'000'000, 0.5), "0.3 of 1.2 GB, 0.6 GB/s");
   EXPECT_EQ(load_progress_amount(1'300'000, 5'000'000, 0.25), "1.3 of 5.0 MB, 5.2 MB/s");

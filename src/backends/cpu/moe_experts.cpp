@@ -77,13 +77,17 @@ void CpuBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Tens
   float* dst = out.ptr<float>();
   if (!params.accumulate) std::fill(dst, dst + n_tokens * hidden, 0.0f);
   const int32_t* ids = topk_ids.ptr<int32_t>();
+  const int64_t n_total = params.n_total_experts > 0 ? params.n_total_experts : n_experts;
+  HADRON_CHECK(params.first_expert >= 0 && params.first_expert + n_experts <= n_total,
+               "moe_experts: experts {}..{} of {}", params.first_expert,
+               params.first_expert + n_experts, n_total);
   std::vector<int64_t> rows;  // flat (token, slot) indices routed to the current expert
   std::vector<float> xs, gate_up, activated, ys, gate_up_decoded, down_decoded;
   for (int64_t e = 0; e < n_experts; ++e) {
     rows.clear();
     for (int64_t r = 0; r < n_tokens * k; ++r) {
-      HADRON_CHECK(ids[r] >= 0 && ids[r] < n_experts, "expert id {} of {}", ids[r], n_experts);
-      if (ids[r] == e) rows.push_back(r);
+      HADRON_CHECK(ids[r] >= 0 && ids[r] < n_total, "expert id {} of {}", ids[r], n_total);
+      if (ids[r] == params.first_expert + e) rows.push_back(r);
     }
     if (rows.empty()) continue;
     const auto n = static_cast<int64_t>(rows.size());

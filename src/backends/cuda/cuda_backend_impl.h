@@ -134,6 +134,15 @@ class CudaBackend final : public Backend {
   void mla_attention(const Tensor& q, const Tensor& latent_cache, const Tensor& kv_b,
                      const BatchMeta& meta, const MlaParams& params, const Tensor& out) override;
   void silu_mul(const Tensor& gate_up, const Tensor& out) override;
+  void check_linear_attention(const LinearAttentionParams& params) const override;
+  void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_states,
+                     const BatchMeta& meta, const Tensor& out) override;
+  void gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor& a_log,
+                        const Tensor& dt_bias, const Tensor& states, const BatchMeta& meta,
+                        const LinearAttentionParams& params, const Tensor& out) override;
+  void rms_norm_gated(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
+                      const Tensor& out) override;
+  void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& out) override;
   void gather_rows(const Tensor& x, const Tensor& rows, const Tensor& out) override;
   void moe_route(const Tensor& logits, const Tensor& correction_bias,
                  const MoeRoutingParams& params, const Tensor& topk_ids,

@@ -151,6 +151,42 @@ struct MlaArgs {
 void launch_mla_rope_store(const MlaArgs& args, cudaStream_t stream);
 void launch_mla_attention(const MlaArgs& args, cudaStream_t stream);
 
+// Gated DeltaNet (Backend::causal_conv1d / gated_delta_rule / rms_norm_gated / sigmoid_mul).
+// Sequence s's rows are [cu_seqlens_q[s], cu_seqlens_q[s + 1]); its state slot state_slots[s]
+// (negative: a padding row, skipped); it starts from zero state when positions of its first row
+// is 0. Parameters (conv weight, a_log, dt_bias, norm weight) are bf16 or f32 (`*_f32`).
+struct LinearAttentionArgs {
+  const int32_t* cu_seqlens_q;  // [n_seqs + 1]
+  const int32_t* positions;     // [n_tokens]
+  const int32_t* state_slots;   // [n_seqs]
+  int n_seqs;
+  int max_q_len;  // rows of the longest sequence this step
+};
+inline constexpr int kConvMaxKernel = 6;
+inline constexpr int kDeltaMaxKeyDim = 256;
+// out [T, C] = silu(causal depthwise conv of x [T, C] with weight [C, K]); conv_states [n_slots,
+// C, K - 1] bf16, the last K - 1 inputs of each sequence, read and then updated.
+void launch_causal_conv1d(const LinearAttentionArgs& args, const void* x, const void* weight,
+                          bool weight_f32, void* conv_states, void* out, int64_t channels,
+                          int kernel, cudaStream_t stream);
+// The delta rule, recurrent form with each sequence's state held in registers across its rows.
+// qkv: [T, 2 Hk Dk + Hv Dv] ([q | k | v]); ba: f32 [T, 2 Hv]; a_log, dt_bias: [Hv];
+// states: f32 [n_slots, Hv, Dk, Dv]; out: [T, Hv, Dv]. Dk <= kDeltaMaxKeyDim.
+struct DeltaRuleShape {
+  int n_key_heads, n_value_heads, key_head_dim, value_head_dim;
+};
+void launch_gated_delta_rule(const LinearAttentionArgs& args, const DeltaRuleShape& shape,
+                             const void* qkv, const void* ba, const void* a_log,
+                             const void* dt_bias, bool a_log_f32, bool dt_bias_f32, float* states,
+                             void* out, cudaStream_t stream);
+// out = rms_norm(x) * weight * silu(gate) per row of `width`.
+void launch_rms_norm_gated(const void* x, const void* gate, const void* weight, bool weight_f32,
+                           float eps, void* out, int64_t n_rows, int64_t width,
+                           cudaStream_t stream);
+// out [rows, width] = x * sigmoid(gate); gate [rows, width] or [rows, 1] (gate_width 1).
+void launch_sigmoid_mul(const void* x, const void* gate, void* out, int64_t n_rows, int64_t width,
+                        int64_t gate_width, cudaStream_t stream);
+
 // FlashAttention-2-style tiled causal GQA attention for any q_len (prefill, chunked
 // prefill, mixed batches).
 void launch_attention_prefill(const AttentionArgs& args, cudaStream_t stream);

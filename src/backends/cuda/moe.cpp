@@ -140,6 +140,10 @@ void CudaBackend::moe_experts(const Tensor& x, const Tensor& topk_ids, const Ten
   check_tensor(out, DType::BF16, "moe_experts out");
   check_tensor(topk_ids, DType::I32, "moe_experts topk_ids");
   check_tensor(topk_weights, DType::F32, "moe_experts topk_weights");
+  HADRON_CHECK(params.first_expert == 0 &&
+                   (params.n_total_experts == 0 || params.n_total_experts == weights.n_experts()),
+               "moe_experts: expert parallelism (experts {}.. of {}) is CPU-only",
+               params.first_expert, params.n_total_experts);
   const int64_t n_tokens = x.size(0), hidden = x.size(1), k = topk_ids.size(-1);
   const int64_t n_experts = weights.n_experts(), inter = weights.inter();
   HADRON_CHECK(x.ndim == 2 && out.numel() == x.numel() && topk_ids.numel() == n_tokens * k &&
