@@ -47,6 +47,19 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
                      "model folder (config.json + safetensors); default: models/default");
   command.add_option("--load-format", load_format, "auto (safetensors) or dummy (random weights)")
       ->check(CLI::IsMember({"auto", "safetensors", "dummy"}));
+  command
+      .add_option_function<std::string>(
+          "--quantization",
+          [&options](const std::string& method) { options.quantize_fp8 = method == "fp8"; },
+          "fp8: keep linear weights in FP8, quantizing bf16 ones per output channel at load "
+          "(activations per token, dynamically), as vLLM's --quantization fp8")
+      ->check(CLI::IsMember({"fp8"}));
+  command
+      .add_option_function<std::string>(
+          "--kv-cache-dtype",
+          [&options](const std::string& dtype) { options.kv_cache_fp8 = dtype != "auto"; },
+          "auto (the activations' dtype) or fp8 / fp8_e4m3: e4m3 KV cache at scale 1 (CPU)")
+      ->check(CLI::IsMember({"auto", "fp8", "fp8_e4m3"}));
   command.add_option("--device", options.device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   command.add_option("--max-model-len", options.max_model_len, "context length (tokens)");

@@ -86,6 +86,21 @@ float fp8_e4m3_to_f32(uint8_t value) {
   return negative ? -magnitude : magnitude;
 }
 
+uint8_t f32_to_fp8_e4m3(float value) {
+  if (std::isnan(value)) return 0x7f;
+  const uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  const float magnitude = std::min(std::fabs(value), 448.0f);
+  if (magnitude < 0.015625f) {  // below 2^-6: subnormal, units of 2^-9 (8 rounds up to 2^-6)
+    return sign | static_cast<uint8_t>(std::nearbyint(magnitude * 512.0f));
+  }
+  int exponent = 0;
+  const float fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction 2^exponent
+  int mantissa = static_cast<int>(std::nearbyint((fraction * 2.0f - 1.0f) * 8.0f));
+  exponent -= 1;  // magnitude = (1 + mantissa / 8) 2^exponent
+  if (mantissa == 8) mantissa = 0, ++exponent;
+  return sign | static_cast<uint8_t>((exponent + 7) << 3 | mantissa);
+}
+
 // e5m2: IEEE-like with bias 15; the top 8 bits of an fp16.
 float fp8_e5m2_to_f32(uint8_t value) { return f16_to_f32(static_cast<uint16_t>(value) << 8); }
 
@@ -140,7 +155,11 @@ void convert_from_f32(const float* src, void* dst, DType dst_dtype, size_t n) {
       for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i]);
       return;
     }
-    case DType::F8_E4M3:
+    case DType::F8_E4M3: {
+      auto* out = static_cast<uint8_t*>(dst);
+      for (size_t i = 0; i < n; ++i) out[i] = f32_to_fp8_e4m3(src[i]);
+      return;
+    }
     case DType::F8_E5M2:
     case DType::I8:
     case DType::U8:

@@ -44,10 +44,12 @@ float f16_to_f32(uint16_t value);
 uint16_t f32_to_f16(float value);
 float fp8_e4m3_to_f32(uint8_t value);
 float fp8_e5m2_to_f32(uint8_t value);
+// Round to nearest even, saturating at +-448 (e4m3fn has no infinity); NaN -> 0x7f.
+uint8_t f32_to_fp8_e4m3(float value);
 
 // Converts n elements of a float dtype (F32, F16, BF16, F8_*) to fp32.
 void convert_to_f32(const void* src, DType src_dtype, float* dst, size_t n);
-// Converts n fp32 values to F32, F16 or BF16.
+// Converts n fp32 values to F32, F16, BF16 or F8_E4M3 (saturating at +-448).
 void convert_from_f32(const float* src, void* dst, DType dst_dtype, size_t n);
 // Converts n elements from any float dtype to F32, F16 or BF16 (a copy when they match).
 void convert_dtype(const void* src, DType src_dtype, void* dst, DType dst_dtype, size_t n);

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/kv_fp8_check.h"
 #include "engine/kv_offload_setup.h"
 #include "engine/tensor_parallel_model.h"
 #include "loader/hf_config.h"
@@ -41,6 +42,30 @@ int64_t plan_kv_blocks(const EngineOptions& options, Backend& backend, size_t by
     return static_cast<int64_t>(left / static_cast<double>(bytes_per_block));
   }
   return cpu_kv_blocks(options.max_num_seqs, blocks_per_seq, bytes_per_block, state_bytes);
+}
+
+// The KV pool's dtype: the activations', or F8_E4M3 under --kv-cache-dtype fp8 where the
+// backend and every layer take it.
+DType kv_cache_dtype(const EngineOptions& options, const Backend& backend,
+                     const std::vector<KvLayerSpec>& layers) {
+  if (!options.kv_cache_fp8) return backend.activation_dtype();
+  if (!backend.supports_fp8_kv_cache())
+    input_error("--kv-cache-dtype fp8: the {} backend has no FP8 KV cache yet", backend.name());
+  for (const KvLayerSpec& layer : layers)
+    if (layer.is_latent())
+      input_error("--kv-cache-dtype fp8: latent (MLA) caches are not stored in FP8 yet");
+  return DType::F8_E4M3;
+}
+
+// Logs check_fp8_kv_cache's figures (nothing when the pool is not FP8).
+void report_fp8_kv_check(LoadedModel& model) {
+  const std::optional<KvCacheAgreement> check = check_fp8_kv_cache(model);
+  if (!check) return;
+  std::fprintf(stderr,
+               "FP8 KV cache check: on a built-in probe of %lld positions, next-token mean KL "
+               "%.2e nats and top-1 agreement %.3f against a %s cache\n",
+               static_cast<long long>(check->positions), check->mean_kl, check->top1,
+               std::string(dtype_name(model.backend().activation_dtype())).c_str());
 }
 
 }  // namespace
@@ -100,11 +125,13 @@ void LoadedModel::load_model(const ModelConfig& config) {
   std::optional<Checkpoint> checkpoint;
   if (!options_.dummy_weights) checkpoint = Checkpoint::open(options_.model_path);
   const auto load_start = std::chrono::steady_clock::now();
+  const Quantization quantization =
+      options_.quantize_fp8 ? Quantization::kFp8 : Quantization::kNone;
   const auto load_plan = [&](const WeightPlan& plan, Backend& rank_backend) {
-    return checkpoint
-               ? load_weights(plan, *checkpoint, rank_backend, options_.verbose, config.quant)
-               : load_dummy_weights(plan, rank_backend, config.dtype, options_.seed,
-                                    options_.verbose);
+    return checkpoint ? load_weights(plan, *checkpoint, rank_backend, options_.verbose,
+                                     config.quant, quantization)
+                      : load_dummy_weights(plan, rank_backend, config.dtype, options_.seed,
+                                           options_.verbose, config.quant, quantization);
   };
   if (rank_backends_.empty()) {
     model_ = create_model(config, backend);
@@ -167,7 +194,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
       backend, *loaded->model_, *loaded->kv_,
       RunnerLimits{options.max_num_batched_tokens, options.max_num_seqs, blocks_per_seq});
   const std::vector<KvLayerSpec> kv_layers = loaded->model_->kv_layers();
-  const DType kv_dtype = backend.activation_dtype();
+  const DType kv_dtype = kv_cache_dtype(options, backend, kv_layers);
   const size_t state_bytes = loaded->allocate_state_slots();
   const int64_t n_blocks = plan_kv_blocks(
       options, backend, KvCache::bytes_per_block(kv_layers, options.block_size, kv_dtype),
@@ -217,6 +244,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const EngineOptions& options,
                  options.dummy_weights ? " (dummy)" : "", static_cast<long long>(n_blocks),
                  static_cast<long long>(options.block_size), loaded->kv_->bytes() / 1e9,
                  seconds_since(start));
+  if (options.verbose) report_fp8_kv_check(*loaded);
   return loaded;
 }
 

@@ -23,9 +23,12 @@ inline constexpr double kDefaultStateSnapshotFraction = 0.1;
 
 struct EngineOptions {
   std::string model_path;
-  std::string config_path;      // empty: model_path's config.json
-  std::string hf_overrides;     // --hf-overrides: a JSON object merged into the config (or empty)
-  bool dummy_weights = false;   // --load-format dummy
+  std::string config_path;     // empty: model_path's config.json
+  std::string hf_overrides;    // --hf-overrides: a JSON object merged into the config (or empty)
+  bool dummy_weights = false;  // --load-format dummy
+  // --quantization fp8: linear weights kept in (or quantized at load to) FP8 (Quantization).
+  bool quantize_fp8 = false;
+  bool kv_cache_fp8 = false;    // --kv-cache-dtype fp8 (fp8_e4m3): kv/kv_cache.h's FP8 pool
   std::string device = "auto";  // auto | cpu | cuda (for backends/backend_factory.h)
   int64_t max_model_len = 0;    // 0: the config's, capped at kDefaultMaxModelLen
   int64_t max_num_seqs = kDefaultMaxNumSeqs;

@@ -3,6 +3,12 @@
 // one cache: per token the compressed latent and the rope key, no V. A sparse-attention layer
 // (DeepSeek-V3.2, GLM-5) also keeps its lightning indexer's key per token, in the same blocks,
 // so prefix caching, chunked prefill and preemption treat it like the latent.
+//
+// FP8 pool (--kv-cache-dtype fp8, dtype F8_E4M3): the same shapes, one e4m3 code per value at a
+// per-tensor scale of 1 (value = code, as vLLM's uncalibrated k_scale = v_scale = 1.0), so a
+// kernel reads a token's head as head_dim bytes and widens them; no scale tensor to look up.
+// Values past +-448 saturate; below 2^-6 they lose precision (e4m3 subnormals). Full-attention
+// layers only (MLA latents stay in the activation dtype).
 #pragma once
 
 #include <cstdint>

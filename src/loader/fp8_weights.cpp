@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/fp8.h"
 
 namespace hadron {
 namespace {
@@ -112,6 +113,41 @@ void dequantize_fp8(const TensorInfo& weight, const Fp8Scales& scales, int64_t b
     convert_from_f32(values, cursor, dst_dtype, count);
     cursor += count * dtype_size(dst_dtype);
   }
+}
+
+std::optional<Fp8Layout> merge_fp8_scales(const std::vector<const Fp8Scales*>& parts,
+                                          const std::vector<int64_t>& part_rows) {
+  HADRON_CHECK(!parts.empty() && parts.size() == part_rows.size(), "merge_fp8_scales: {} parts",
+               parts.size());
+  const int64_t cols = parts[0]->cols;
+  Fp8Layout layout;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Fp8Scales& part = *parts[i];
+    int64_t block_n = part.block_rows, block_k = part.block_cols;
+    std::vector<float> values = part.values;
+    if (parts.size() > 1 && block_n == part_rows[i] && block_k == cols) {  // per tensor
+      block_n = 1;
+      values.assign(part_rows[i], part.values[0]);
+    }
+    if (i == 0) layout.block_n = block_n, layout.block_k = block_k;
+    if (block_n != layout.block_n || block_k != layout.block_k || part.cols != cols)
+      return std::nullopt;
+    if (i + 1 < parts.size() && part_rows[i] % block_n != 0) return std::nullopt;
+    layout.scales.insert(layout.scales.end(), values.begin(), values.end());
+  }
+  layout.scale_cols = ceil_div(cols, layout.block_k);
+  layout.scale_rows = static_cast<int64_t>(layout.scales.size()) / layout.scale_cols;
+  return layout;
+}
+
+Fp8Layout per_channel_fp8_scales(const float* weight, int64_t rows, int64_t cols) {
+  Fp8Layout layout{std::vector<float>(rows), rows, 1, 1, cols};
+  for (int64_t r = 0; r < rows; ++r) {
+    float amax = 0;
+    for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::abs(weight[r * cols + c]));
+    layout.scales[r] = fp8_scale_for(amax, false);
+  }
+  return layout;
 }
 
 }  // namespace hadron

@@ -1,6 +1,6 @@
-// FP8 checkpoints: F8_E4M3 weights with a scale tensor beside them, dequantized at load into the
-// backend's weight dtype (w = q x s). FP8 GEMMs on the GPU come later; until then an FP8
-// checkpoint costs the memory of its bf16 (CUDA) or f32 (CPU) copy.
+// FP8 checkpoints: F8_E4M3 weights with a scale tensor beside them (w = q x s), dequantized at
+// load into the backend's weight dtype, or kept as codes and scales for Backend::fp8_linear
+// where the model allows it (WeightSpec::fp8) and the load asks for it (ADR 0014).
 //
 // A weight is FP8 when its dtype is F8_E4M3 and `<prefix>.weight_scale_inv` (block-scaled,
 // quant_method fp8: despite its name the multiplier) or `<prefix>.weight_scale`
@@ -47,5 +47,23 @@ std::optional<Fp8Scales> read_fp8_scales(const Checkpoint& checkpoint, const Ten
 // Writes elements [begin, end) of the FP8 `weight`, times their scales, to dst in `dst_dtype`.
 void dequantize_fp8(const TensorInfo& weight, const Fp8Scales& scales, int64_t begin, int64_t end,
                     void* dst, DType dst_dtype);
+
+// The scales of one weight as kept in FP8: [scale_rows, scale_cols] row-major, each covering
+// block_n x block_k of the weight (core/fp8.h's Fp8Weight).
+struct Fp8Layout {
+  std::vector<float> scales;
+  int64_t scale_rows = 0, scale_cols = 0, block_n = 0, block_k = 0;
+};
+
+// The layout of a weight merged along dim 0 from parts (each part's scales and its rows), as
+// stored; per-tensor scales of several parts become per-channel ones. nullopt when the parts'
+// blocks differ or a block would straddle a seam (rows not a multiple of block_n before the
+// last part): such a weight is dequantized instead.
+std::optional<Fp8Layout> merge_fp8_scales(const std::vector<const Fp8Scales*>& parts,
+                                          const std::vector<int64_t>& part_rows);
+
+// Per-output-channel scales of a [rows, cols] f32 weight for online quantization (vLLM's
+// `--quantization fp8`): scale[r] = max(amax(row r), floor) / 448.
+Fp8Layout per_channel_fp8_scales(const float* weight, int64_t rows, int64_t cols);
 
 }  // namespace hadron

@@ -90,6 +90,17 @@ void WeightPlan::add_optional(Tensor* target, std::string name, std::vector<int6
   specs_.back().optional = true;
 }
 
+void WeightPlan::allow_fp8(const Tensor* target, Fp8Weight* fp8) {
+  for (WeightSpec& spec : specs_)
+    if (spec.target == target) {
+      HADRON_CHECK(spec.shape().size() == 2 && !spec.transposed && !spec.raw,
+                   "{}: only plain 2-D weights may be kept in FP8", spec.name);
+      spec.fp8 = fp8;
+      return;
+    }
+  HADRON_CHECK(false, "allow_fp8: no weight declared for this target");
+}
+
 void WeightPlan::allow_unused(std::string prefix) {
   allowed_unused_prefixes_.push_back(std::move(prefix));
 }

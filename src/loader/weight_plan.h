@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fp8.h"
 #include "core/tensor.h"
 
 namespace hadron {
@@ -48,6 +49,9 @@ struct WeightSpec {
   // The one source is stored with its last two dims swapped ([..., in, out], as transformers
   // holds fused experts in memory) and loaded as [..., out, in].
   bool transposed = false;
+  // Set when the model can multiply by this 2-D [N, K] weight in FP8 (core/fp8.h): the loader
+  // may then keep it as e4m3 codes and scales here (*target then views the same codes).
+  Fp8Weight* fp8 = nullptr;
 
   // The merged shape this rank loads: its slices of the sources concatenated along dim 0 (last
   // two dims swapped if transposed).
@@ -83,6 +87,8 @@ class WeightPlan {
   void add_raw(Tensor* target, std::string name, std::vector<int64_t> shape);
   // A parameter the checkpoint may lack (e.g. biases of some variants).
   void add_optional(Tensor* target, std::string name, std::vector<int64_t> shape);
+  // The spec loaded into `target` may be kept in FP8 into `fp8` (WeightSpec::fp8).
+  void allow_fp8(const Tensor* target, Fp8Weight* fp8);
   // Checkpoint tensors starting with `prefix` may stay unused (vision towers, MTP layers...).
   void allow_unused(std::string prefix);
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "models/projection.h"
+
 namespace hadron {
 
 void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix, const ModelConfig& config,
@@ -29,6 +31,8 @@ void AttentionBlock::declare(WeightPlan& plan, const std::string& prefix, const 
     plan.add(&k_norm_, prefix + "k_norm.weight", {d});
   }
   plan.add(&o_proj_, prefix + "o_proj.weight", {hidden, nq * d}, o);
+  plan.allow_fp8(&qkv_, &qkv_fp8_);
+  plan.allow_fp8(&o_proj_, &o_fp8_);
   if (options.o_bias) plan.add(&o_bias_, prefix + "o_proj.bias", {hidden});
   if (options.sinks) plan.add(&sinks_, prefix + "sinks", {nq}, q);
 }
@@ -41,13 +45,21 @@ void AttentionBlock::forward(Backend& backend, const AddRmsNorm& input, const Ba
   const DType act = backend.activation_dtype();
   const Tensor qkv = arena.alloc(act, {n_tokens, qkv_.size(0)});
   const Tensor q = arena.alloc(act, {n_tokens, nq, d});
-  backend.qkv_projection(input, qkv_, qkv_bias_, qkv, q_norm_, k_norm_, meta.positions, cos_sin,
-                         qkv_params_, k_cache, v_cache, meta.slot_mapping, q);
+  if (qkv_fp8_.defined()) {  // no fused FP8 path yet: norm, product, then the cache writes
+    apply_add_rms_norm(backend, input);
+    project(backend, input.normed, qkv_, qkv_fp8_, qkv_bias_, arena, qkv);
+    backend.qkv_rope_store(qkv, q_norm_, k_norm_, meta.positions, cos_sin, qkv_params_, k_cache,
+                           v_cache, meta.slot_mapping, q);
+  } else {
+    backend.qkv_projection(input, qkv_, qkv_bias_, qkv, q_norm_, k_norm_, meta.positions, cos_sin,
+                           qkv_params_, k_cache, v_cache, meta.slot_mapping, q);
+  }
   const Tensor attn = arena.alloc(act, {n_tokens, nq, d});
   const AttentionParams params{1.0f / std::sqrt(static_cast<float>(d)), options_.sliding_window,
                                0.0f, sinks_};
   backend.attention(q, k_cache, v_cache, meta, params, attn);
-  backend.linear(attn.reshape({n_tokens, nq * d}), o_proj_, adds_o_bias_ ? o_bias_ : Tensor{}, out);
+  project(backend, attn.reshape({n_tokens, nq * d}), o_proj_, o_fp8_,
+          adds_o_bias_ ? o_bias_ : Tensor{}, arena, out);
 }
 
 void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidden,
@@ -61,11 +73,13 @@ void GatedMlp::declare(WeightPlan& plan, const std::string& prefix, int64_t hidd
   plan.add_merged(&gate_up_, {{prefix + "gate_proj.weight", {intermediate, hidden}, column},
                               {prefix + "up_proj.weight", {intermediate, hidden}, column}});
   plan.add(&down_, prefix + "down_proj.weight", {hidden, intermediate}, row);
+  plan.allow_fp8(&gate_up_, &gate_up_fp8_);
+  plan.allow_fp8(&down_, &down_fp8_);
 }
 
 void GatedMlp::forward(Backend& backend, const Tensor& x, Arena& arena, const Tensor& out) const {
   const Tensor gate_up = arena.alloc(backend.activation_dtype(), {x.size(0), 2 * intermediate_});
-  backend.linear(x, gate_up_, Tensor{}, gate_up);
+  project(backend, x, gate_up_, gate_up_fp8_, Tensor{}, arena, gate_up);
   down(backend, gate_up, arena, out);
 }
 
@@ -75,15 +89,24 @@ void GatedMlp::forward(Backend& backend, const AddRmsNorm& input, Arena& arena,
   const DType act = backend.activation_dtype();
   const Tensor gate_up = arena.alloc(act, {n_tokens, 2 * intermediate_});
   const Tensor activated = arena.alloc(act, {n_tokens, intermediate_});
-  backend.add_rms_norm_linear_silu(input, gate_up_, gate_up, activated);
-  backend.linear(activated, down_, Tensor{}, out);
+  if (gate_up_fp8_.defined()) {
+    apply_add_rms_norm(backend, input);
+    project(backend, input.normed, gate_up_, gate_up_fp8_, Tensor{}, arena, gate_up);
+    backend.silu_mul(gate_up, activated);
+  } else {
+    backend.add_rms_norm_linear_silu(input, gate_up_, gate_up, activated);
+  }
+  project(backend, activated, down_, down_fp8_, Tensor{}, arena, out);
 }
 
 void GatedMlp::down(Backend& backend, const Tensor& gate_up, Arena& arena,
                     const Tensor& out) const {
   const Tensor activated =
       arena.alloc(backend.activation_dtype(), {gate_up.size(0), intermediate_});
-  backend.silu_mul_linear(gate_up, activated, down_, Tensor{}, out);
+  if (!down_fp8_.defined())
+    return backend.silu_mul_linear(gate_up, activated, down_, Tensor{}, out);
+  backend.silu_mul(gate_up, activated);
+  project(backend, activated, down_, down_fp8_, Tensor{}, arena, out);
 }
 
 }  // namespace hadron

@@ -39,6 +39,7 @@ class AttentionBlock {
   QkvParams qkv_params_;  // this rank's heads
   bool adds_o_bias_ = true;
   Tensor qkv_, qkv_bias_, q_norm_, k_norm_, o_proj_, o_bias_, sinks_;
+  Fp8Weight qkv_fp8_, o_fp8_;  // defined when the loader kept qkv_ / o_proj_ in FP8
 };
 
 // A SwiGLU MLP: down(silu(gate(x)) * up(x)) with gate and up fused.
@@ -56,6 +57,7 @@ class GatedMlp {
 
   int64_t intermediate_ = 0;  // this rank's part
   Tensor gate_up_, down_;
+  Fp8Weight gate_up_fp8_, down_fp8_;  // defined when the loader kept them in FP8
 };
 
 }  // namespace hadron

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "loader/fp8_weights.h"
+#include "models/weight_sources.h"
 
 namespace hadron {
 namespace {
@@ -180,63 +181,6 @@ LoadedWeights materialise(const WeightPlan& plan, const std::vector<std::optiona
   return loaded;
 }
 
-// A checkpoint tensor feeding a spec, with its scales when it is FP8, and the slice of it this
-// rank loads.
-struct SpecSource {
-  const TensorInfo* info;
-  std::optional<Fp8Scales> fp8;
-  ShardSlice slice;
-};
-
-// Writes the checkpoint elements [from, to) of one source (a contiguous run) to dst in dtype.
-void read_run(const SpecSource& source, int64_t from, int64_t to, char* dst, DType dtype) {
-  if (source.fp8) {
-    dequantize_fp8(*source.info, *source.fp8, from, to, dst, dtype);
-  } else {
-    const char* src =
-        static_cast<const char*>(source.info->data) + from * dtype_size(source.info->dtype);
-    convert_dtype(src, source.info->dtype, dst, dtype, to - from);
-  }
-}
-
-// Writes elements [begin, end) of a source's slice to dst in dtype. The slice is `outer`
-// blocks of `local_block` contiguous elements, block i starting at checkpoint element
-// i * full_block + offset.
-void read_slice(const SpecSource& source, int64_t begin, int64_t end, char* dst, DType dtype) {
-  const std::vector<int64_t>& shape = source.info->shape;
-  const auto rank = static_cast<int>(shape.size());
-  const int dim = (source.slice.dim + rank) % rank;
-  int64_t inner = 1;
-  for (int d = dim + 1; d < rank; ++d) inner *= shape[d];
-  const int64_t full_block = shape[dim] * inner;
-  const int64_t local_block = full_block / source.slice.n_parts;
-  const int64_t offset = source.slice.part * local_block;
-  for (int64_t i = begin; i < end;) {
-    const int64_t block = i / local_block, within = i % local_block;
-    const int64_t n = std::min(end - i, local_block - within);
-    const int64_t from = block * full_block + offset + within;
-    read_run(source, from, from + n, dst, dtype);
-    dst += n * dtype_size(dtype);
-    i += n;
-  }
-}
-
-// Writes elements [begin, end) of a spec, its sources' slices concatenated, to dst in dtype.
-void fill_from_sources(const std::vector<SpecSource>& sources, int64_t begin, int64_t end,
-                       void* dst, DType dtype) {
-  char* cursor = static_cast<char*>(dst);
-  int64_t source_begin = 0;
-  for (const SpecSource& source : sources) {
-    const int64_t source_end = source_begin + source.info->numel() / source.slice.n_parts;
-    const int64_t from = std::max(begin, source_begin), to = std::min(end, source_end);
-    if (from < to) {
-      read_slice(source, from - source_begin, to - source_begin, cursor, dtype);
-      cursor += (to - from) * dtype_size(dtype);
-    }
-    source_begin = source_end;
-  }
-}
-
 // Writes elements [begin, end) of a transposed spec to dst in dtype: the parameter's rows are
 // the stored tensor's columns, gathered a tile of rows at a time so that every stored row
 // segment read is contiguous.
@@ -263,6 +207,20 @@ void fill_transposed(const TensorInfo& info, int64_t begin, int64_t end, void* d
   }
 }
 
+// Uploads a kept spec's scales and fills its Fp8Weight (the codes are *spec.target).
+void publish_fp8(const WeightSpec& spec, const KeptFp8& kept, Backend& backend,
+                 LoadedWeights& loaded) {
+  const Fp8Layout& layout = kept.layout;
+  std::vector<float> host = layout.scales;
+  Buffer scales = backend.allocate(host.size() * sizeof(float));
+  const Tensor device = scales.view(DType::F32, {layout.scale_rows, layout.scale_cols});
+  backend.copy(Tensor::view_of(host.data(), DType::F32, {layout.scale_rows, layout.scale_cols}),
+               device);
+  *spec.fp8 = {*spec.target, device, layout.block_n, layout.block_k, kept.act_group, kept.ue8m0};
+  loaded.bytes += device.nbytes();
+  loaded.buffers.push_back(std::move(scales));
+}
+
 }  // namespace
 
 std::string load_progress_amount(size_t done_bytes, size_t total_bytes, double seconds) {
@@ -284,7 +242,8 @@ void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
 }
 
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
-                           bool show_progress, const QuantConfig& quant) {
+                           bool show_progress, const QuantConfig& quant,
+                           Quantization quantization) {
   const std::vector<std::string> problems = check_plan(plan, checkpoint, quant);
   if (!problems.empty()) {
     std::string message =
@@ -293,8 +252,13 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
     if (problems.size() > 20) message += fmt::format("\n  ... and {} more", problems.size() - 20);
     throw InputError(message + "\nhint: is config.json from the same checkpoint?");
   }
+  if (quantization == Quantization::kFp8 && !backend.supports_fp8_linear())
+    input_error("--quantization fp8: the {} backend has no FP8 linear yet", backend.name());
+  const bool keep_fp8 =
+      quantization == Quantization::kFp8 || backend.weight_dtype(DType::F8_E4M3) == DType::F8_E4M3;
   std::vector<std::optional<DType>> dtypes;
   std::vector<std::vector<SpecSource>> sources;
+  std::vector<std::optional<KeptFp8>> kept;
   for (const WeightSpec& spec : plan.specs()) {
     const TensorInfo* first = checkpoint.find(spec.sources[0].name);
     dtypes.push_back(first ? std::optional(backend.weight_dtype(first->dtype)) : std::nullopt);
@@ -304,22 +268,41 @@ LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint,
         const TensorInfo* info = checkpoint.find(source.name);
         infos.push_back({info, read_fp8_scales(checkpoint, *info, quant), source.slice});
       }
+    kept.push_back(plan_kept_fp8(spec, infos, keep_fp8, quantization == Quantization::kFp8, quant));
+    if (kept.back()) dtypes.back() = DType::F8_E4M3;
   }
-  return materialise(plan, dtypes, backend, show_progress,
-                     [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
-                       if (plan.specs()[spec_idx].transposed)
-                         fill_transposed(*sources[spec_idx][0].info, begin, end, dst,
-                                         *dtypes[spec_idx]);
-                       else
-                         fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
-                     });
+  LoadedWeights loaded = materialise(
+      plan, dtypes, backend, show_progress,
+      [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
+        const WeightSpec& spec = plan.specs()[spec_idx];
+        if (kept[spec_idx])
+          fill_fp8_codes(sources[spec_idx], *kept[spec_idx], spec.shape()[1], begin, end, dst);
+        else if (spec.transposed)
+          fill_transposed(*sources[spec_idx][0].info, begin, end, dst, *dtypes[spec_idx]);
+        else
+          fill_from_sources(sources[spec_idx], begin, end, dst, *dtypes[spec_idx]);
+      });
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) publish_fp8(plan.specs()[i], *kept[i], backend, loaded);
+  return loaded;
 }
 
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
-                                 uint64_t seed, bool show_progress) {
+                                 uint64_t seed, bool show_progress, const QuantConfig& quant,
+                                 Quantization quantization) {
+  if (quantization == Quantization::kFp8 && !backend.supports_fp8_linear())
+    input_error("--quantization fp8: the {} backend has no FP8 linear yet", backend.name());
+  const bool keep_fp8 =
+      quantization == Quantization::kFp8 || backend.weight_dtype(DType::F8_E4M3) == DType::F8_E4M3;
   const DType dtype = backend.weight_dtype(checkpoint_dtype);
   std::vector<std::optional<DType>> dtypes;  // raw specs (packed integers) stay bytes
-  for (const WeightSpec& spec : plan.specs()) dtypes.push_back(spec.raw ? DType::U8 : dtype);
+  std::vector<std::optional<KeptFp8>> kept;  // FP8 codes of the values below
+  for (const WeightSpec& spec : plan.specs()) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(spec.shape().back()));
+    kept.push_back(
+        plan_dummy_fp8(spec, quant, keep_fp8, quantization == Quantization::kFp8, bound));
+    dtypes.push_back(spec.raw ? DType::U8 : kept.back() ? DType::F8_E4M3 : dtype);
+  }
   std::vector<uint64_t> seeds;
   uint64_t spec_seed = seed;
   for (size_t i = 0; i < plan.specs().size(); ++i) {
@@ -327,7 +310,7 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
     seeds.push_back(spec_seed);
   }
   // Values depend only on (spec seed, 65536-element block), never on the upload chunking.
-  return materialise(
+  LoadedWeights loaded = materialise(
       plan, dtypes, backend, show_progress,
       [&](size_t spec_idx, int64_t begin, int64_t end, void* dst) {
         if (plan.specs()[spec_idx].raw) {  // MXFP4 bytes: codes 7 (6.0) under scale 2^-8
@@ -338,6 +321,7 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
         const bool is_vector = shape.size() == 1;
         const float scale = is_vector ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
         const float offset = is_vector ? 1.0f : 0.0f;
+        const DType out_dtype = *dtypes[spec_idx];
         float values[4096];
         for (int64_t block = begin / 65536; block * 65536 < end; ++block) {
           uint64_t state = seeds[spec_idx] ^ (block * 0x9e3779b97f4a7c15ull);
@@ -347,11 +331,20 @@ LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType
               state ^= state << 13, state ^= state >> 7, state ^= state << 17;
               values[j] = offset + scale * (static_cast<float>(state >> 40) / 8388608.0f - 1.0f);
             }
-            convert_from_f32(values, static_cast<char*>(dst) + (i - begin) * dtype_size(dtype),
-                             dtype, count);
+            char* out = static_cast<char*>(dst) + (i - begin) * dtype_size(out_dtype);
+            if (kept[spec_idx]) {  // every dummy scale is the same: scale / 448
+              const float code_scale = kept[spec_idx]->layout.scales[0];
+              for (int64_t j = 0; j < count; ++j)
+                out[j] = static_cast<char>(f32_to_fp8_e4m3(values[j] / code_scale));
+            } else {
+              convert_from_f32(values, out, out_dtype, count);
+            }
           }
         }
       });
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) publish_fp8(plan.specs()[i], *kept[i], backend, loaded);
+  return loaded;
 }
 
 }  // namespace hadron

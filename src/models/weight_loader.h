@@ -29,17 +29,35 @@ struct LoadedWeights {
 void check_weights_fit(size_t weight_bytes, std::optional<size_t> free_bytes,
                        const std::string& device);
 
+// How weights that may be kept in FP8 (WeightSpec::fp8) load.
+enum class Quantization : uint8_t {
+  // As the checkpoint: FP8 weights stay FP8 where the backend's weight_dtype keeps F8_E4M3,
+  // else they are dequantized; other weights load in the backend's weight dtype.
+  kNone,
+  // `--quantization fp8` (as vLLM's): FP8 checkpoint weights stay FP8, and other float
+  // weights are quantized at load to e4m3 with per-output-channel scales. Needs a backend
+  // with the FP8 linear.
+  kFp8,
+};
+
 // Loads every spec (first checking that they fit the backend's free memory). Throws
 // InputError listing every declared tensor that is missing or has the wrong shape, and every
 // checkpoint tensor nobody used (unless the plan allows it). FP8 weights with scales beside
-// them (loader/fp8_weights.h) are dequantized; `quant` gives their block size.
+// them (loader/fp8_weights.h) are dequantized or kept (see Quantization); `quant` gives their
+// block size and scale format.
 LoadedWeights load_weights(const WeightPlan& plan, const Checkpoint& checkpoint, Backend& backend,
-                           bool show_progress = false, const QuantConfig& quant = {});
+                           bool show_progress = false, const QuantConfig& quant = {},
+                           Quantization quantization = Quantization::kNone);
 
 // Fills every spec with seeded random values in the backend's weight dtype for
 // `checkpoint_dtype`: matrices U(-1/sqrt(fan_in), 1/sqrt(fan_in)), vectors 1 + U(-0.1, 0.1).
+// Specs that may be FP8 get those values as e4m3 codes under uniform scales, in the layout a
+// checkpoint of `quant` would have (block-scaled for quant_method fp8 with weight_block_size),
+// under the same rule as load_weights (Quantization).
 LoadedWeights load_dummy_weights(const WeightPlan& plan, Backend& backend, DType checkpoint_dtype,
-                                 uint64_t seed, bool show_progress = false);
+                                 uint64_t seed, bool show_progress = false,
+                                 const QuantConfig& quant = {},
+                                 Quantization quantization = Quantization::kNone);
 
 // The progress bar's amount, "0.3 of 1.2 GB, 2.1 GB/s", in GB, MB or kB as the total needs, so
 // that a small model's progress does not read "0.0 of 0.0 GB".

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/buffer.h"
+#include "core/fp8.h"
 #include "core/tensor.h"
 #include "ops/batch_meta.h"
 #include "ops/device_work.h"
@@ -92,6 +93,10 @@ struct AddRmsNorm {
 // Throws unless residual_out is its own buffer when add is given (every backend's
 // add_rms_norm_linear checks this first).
 void check_out_of_place(const AddRmsNorm& norm);
+class Backend;
+// The norm alone, as add_rms_norm_linear's default runs it: writes norm.normed (and
+// norm.residual_out when add is given).
+void apply_add_rms_norm(Backend& backend, const AddRmsNorm& norm);
 
 // The shape of a gated DeltaNet layer (linear attention, Qwen3-Next / Qwen3.5).
 struct LinearAttentionParams {
@@ -162,6 +167,24 @@ class Backend {
   virtual void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Tensor& out) = 0;
 
+  // FP8 linear (ops/fp8.h; backends without it refuse: supports_fp8_linear is false and the
+  // two ops below throw). A model quantizes its activations with the first op, then multiplies.
+  virtual bool supports_fp8_linear() const { return false; }
+  // Dynamic per-token-group quantization (DeepSeek's act_quant): per row t and group g of
+  // out.group columns (the last group may be short), s = fp8_scale_for(amax |x[t, g]|, ue8m0),
+  // out.q[t, k] = e4m3(x[t, k] / s) (round to nearest even), out.scales[t, g] = s.
+  // x: [T, K] activation dtype or F32; out as Fp8Activations (group a multiple of 16, or K).
+  virtual void quantize_fp8_per_token_group(const Tensor& x, bool ue8m0, const Fp8Activations& out);
+  // out = x @ w^T (+ bias) on the dequantized values, as DeepSeek's block-scaled GEMM computes
+  // it: k splits into segments over which both the activation and the weight scale are
+  // constant (x.group a multiple of weight.block_k or the reverse); per segment the e4m3
+  // products (exact in f32) are summed in f32, then scaled by x.scales[t, seg] *
+  // weight.scales[n / block_n, seg]; segments and bias are summed in f32.
+  // x: as Fp8Activations [T, K]; weight: as Fp8Weight [N, K]; bias: [N] any float dtype or
+  // undefined; out: [T, N], activation dtype or F32.
+  virtual void fp8_linear(const Fp8Activations& x, const Fp8Weight& weight, const Tensor& bias,
+                          const Tensor& out);
+
   // norm (see AddRmsNorm), then out = norm.normed @ weight^T (+ bias) as linear. The default
   // runs the two ops; a backend may fuse them (CUDA does for decode-sized batches).
   virtual void add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
@@ -216,6 +239,9 @@ class Backend {
   virtual void check_attention(int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const {
     (void)n_heads, (void)n_kv_heads, (void)head_dim;
   }
+  // Whether store_kv, qkv_rope_store and attention take F8_E4M3 caches (KvCache's FP8 layout:
+  // e4m3 codes at scale 1, the same shapes); --kv-cache-dtype fp8 is refused elsewhere.
+  virtual bool supports_fp8_kv_cache() const { return false; }
   // Causal grouped-query attention of this step's queries over the paged cache (which
   // already holds this step's K/V). q, out: [T, n_heads, head_dim]; caches as in store_kv.
   virtual void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,

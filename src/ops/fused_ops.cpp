@@ -14,15 +14,19 @@ void check_out_of_place(const AddRmsNorm& norm) {
                norm.residual_out.describe());
 }
 
-void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
-                                  const Tensor& out) {
+void apply_add_rms_norm(Backend& backend, const AddRmsNorm& norm) {
   check_out_of_place(norm);
   if (norm.add.defined()) {
-    copy(norm.residual, norm.residual_out);
-    add_rms_norm(norm.add, norm.residual_out, norm.weight, norm.eps, norm.normed);
+    backend.copy(norm.residual, norm.residual_out);
+    backend.add_rms_norm(norm.add, norm.residual_out, norm.weight, norm.eps, norm.normed);
   } else {
-    rms_norm(norm.residual, norm.weight, norm.eps, norm.normed);
+    backend.rms_norm(norm.residual, norm.weight, norm.eps, norm.normed);
   }
+}
+
+void Backend::add_rms_norm_linear(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
+                                  const Tensor& out) {
+  apply_add_rms_norm(*this, norm);
   linear(norm.normed, weight, bias, out);
 }
 

@@ -1,7 +1,8 @@
 // Backend's defaults for the op families only some backends run: multi-head latent attention,
-// DeepSeek sparse attention and gated DeltaNet. Each family's check_* refuses its models when
-// they are made, naming the backend; a backend that runs a family overrides its check and all
-// of its ops (the CPU reference runs all three, CUDA runs MLA).
+// DeepSeek sparse attention, gated DeltaNet and the FP8 linear. Each family's check (for FP8:
+// supports_fp8_linear) refuses its models when they are made, naming the backend; a backend
+// that runs a family overrides its check and all of its ops (the CPU reference runs all four,
+// CUDA runs MLA).
 #include "core/error.h"
 #include "ops/backend.h"
 
@@ -86,6 +87,21 @@ void Backend::sparse_mla_attention(const Tensor&, const Tensor&, const Tensor&, 
       "the {} backend does not run sparse MLA attention ({} heads, latent {}) yet; run "
       "this model with --device cpu",
       name(), params.n_heads, params.latent_dim);
+}
+
+void Backend::quantize_fp8_per_token_group(const Tensor& x, bool, const Fp8Activations&) {
+  input_error(
+      "the {} backend has no FP8 linear yet (quantize_fp8_per_token_group of {}); load FP8 "
+      "checkpoints dequantized (the default) or run with --device cpu",
+      name(), x.describe());
+}
+
+void Backend::fp8_linear(const Fp8Activations&, const Fp8Weight& weight, const Tensor&,
+                         const Tensor&) {
+  input_error(
+      "the {} backend has no FP8 linear yet (weight {}); load FP8 checkpoints dequantized (the "
+      "default) or run with --device cpu",
+      name(), weight.q.describe());
 }
 
 }  // namespace hadron

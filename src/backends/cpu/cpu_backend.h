@@ -26,6 +26,12 @@ class CpuBackend final : public Backend {
                     const Tensor& out) override;
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
+  bool supports_fp8_linear() const override { return true; }
+  bool supports_fp8_kv_cache() const override { return true; }
+  void quantize_fp8_per_token_group(const Tensor& x, bool ue8m0,
+                                    const Fp8Activations& out) override;
+  void fp8_linear(const Fp8Activations& x, const Fp8Weight& weight, const Tensor& bias,
+                  const Tensor& out) override;
   void rope(const Tensor& x, const Tensor& positions, const Tensor& cos_sin,
             RopeStyle style) override;
   void qkv_rope_store(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,

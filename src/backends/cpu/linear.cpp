@@ -100,6 +100,8 @@ void CpuBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bia
                    out.size(-1) == n && x.dtype == DType::F32 && out.dtype == DType::F32 &&
                    x.is_contiguous() && out.is_contiguous(),
                "linear {} x {}^T into {}", x.describe(), weight.describe(), out.describe());
+  HADRON_CHECK(weight.dtype != DType::F8_E4M3 && weight.dtype != DType::F8_E5M2,
+               "linear: FP8 weight {} has scales; it goes through fp8_linear", weight.describe());
   std::vector<float> bias_f32;
   if (bias.defined()) {
     HADRON_CHECK(bias.numel() == n, "bias {} for {} outputs", bias.describe(), n);

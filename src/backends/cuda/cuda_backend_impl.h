@@ -99,6 +99,12 @@ class CudaBackend final : public Backend {
                     const Tensor& out) override;
   void linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Tensor& out) override;
+  // fp8_linear.cu: plain kernels, the CPU reference's arithmetic.
+  bool supports_fp8_linear() const override { return true; }
+  void quantize_fp8_per_token_group(const Tensor& x, bool ue8m0,
+                                    const Fp8Activations& out) override;
+  void fp8_linear(const Fp8Activations& x, const Fp8Weight& weight, const Tensor& bias,
+                  const Tensor& out) override;
   void qkv_projection(const AddRmsNorm& norm, const Tensor& weight, const Tensor& bias,
                       const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                       const Tensor& positions, const Tensor& cos_sin, const QkvParams& params,
