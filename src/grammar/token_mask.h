@@ -1,6 +1,8 @@
 // Per-tokenizer token trie and the vocabulary mask of a Matcher's state. The trie is walked
-// depth first, one matcher byte per trie edge with rollback, and a refused byte skips the
-// whole subtree: tokens sharing a prefix share its work. The walk runs on a view of the
+// depth first and a refused byte skips the whole subtree: tokens sharing a prefix share its
+// work. The walk determinizes the matcher on the fly (each Earley set met is named by its
+// key, and the set a byte leads to is computed once per walk), so most trie nodes cost one
+// table read instead of an Earley step. The walk runs on a view of the
 // matcher's newest set (Matcher::view_of_newest_set) and is cached by the view's signature:
 // tokens whose bytes stay inside the current rules (most of them inside a JSON string) are
 // decided once per grammar position; only those that complete into the context are checked
@@ -48,6 +50,7 @@ class TokenVocabulary {
   std::vector<int32_t> eos_token_ids_;
   std::vector<Node> nodes_;
   std::vector<int32_t> node_tokens_;
+  uint32_t max_depth_ = 0;  // the longest token's bytes
 };
 
 // A grammar's masks over one vocabulary, with the per-position cache; shared by requests.
