@@ -386,6 +386,8 @@ int32_t Engine::process_and_sample(Tracked& t, std::span<float> logits, RequestO
   // Refused only when the mask left nothing samplable (say, a logit_bias of -inf on every
   // allowed token): the sequence then ends.
   if (t.grammar && !p.constraint->vocabulary().accept(*t.grammar, token)) t.grammar_failed = true;
+  // The next mask is walked on the mask worker while the model runs the next step.
+  if (t.grammar && !t.grammar_failed) p.constraint->prefetch(*t.grammar);
   if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
   return token;
 }

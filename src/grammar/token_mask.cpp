@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include "grammar/mask_worker.h"
+
 namespace hadron::grammar {
 
 TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes,
@@ -146,21 +148,56 @@ bool TokenVocabulary::accept(Matcher& matcher, int32_t token) const {
 
 namespace hadron::grammar {
 
+std::shared_ptr<const TokenMasker::Position> TokenMasker::walk(Matcher view) const {
+  auto computed = std::make_shared<Position>();
+  computed->allowed.resize(mask_words(vocabulary_->size()));
+  vocabulary_->walk_view(view, computed->allowed, computed->dependent);
+  return computed;
+}
+
+void TokenMasker::store(std::vector<uint64_t> key, std::shared_ptr<const Position> computed) const {
+  if (positions_.size() >= kMaxPositions) positions_.clear();
+  positions_.emplace(std::move(key), std::move(computed));
+}
+
 std::shared_ptr<const TokenMasker::Position> TokenMasker::position(const Matcher& matcher) const {
   std::vector<uint64_t> key = matcher.signature();
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    walked_.wait(lock, [&] { return !walking_.contains(key); });
     auto it = positions_.find(key);
     if (it != positions_.end()) return it->second;
   }
-  auto computed = std::make_shared<Position>();
-  computed->allowed.resize(mask_words(vocabulary_->size()));
-  Matcher view = Matcher::view_of_newest_set(matcher);
-  vocabulary_->walk_view(view, computed->allowed, computed->dependent);
+  std::shared_ptr<const Position> computed = walk(Matcher::view_of_newest_set(matcher));
   std::lock_guard lock(mutex_);
-  if (positions_.size() >= kMaxPositions) positions_.clear();
-  positions_.emplace(std::move(key), computed);
+  store(std::move(key), computed);
   return computed;
+}
+
+void TokenMasker::prefetch(const Matcher& matcher) const {
+  std::shared_ptr<const TokenMasker> self = weak_from_this().lock();
+  if (!self) return;
+  std::vector<uint64_t> key = matcher.signature();
+  {
+    std::lock_guard lock(mutex_);
+    if (positions_.contains(key)) return;
+  }
+  // Only the newest set is copied; the task owns it and keeps the masker alive.
+  auto view = std::make_shared<Matcher>(Matcher::view_of_newest_set(matcher));
+  MaskWorker::shared().post([self, key = std::move(key), view]() mutable {
+    {
+      std::lock_guard lock(self->mutex_);
+      // Known by now (the engine got there first), or already being walked.
+      if (self->positions_.contains(key) || !self->walking_.insert(key).second) return;
+    }
+    std::shared_ptr<const Position> computed = self->walk(std::move(*view));
+    {
+      std::lock_guard lock(self->mutex_);
+      self->walking_.erase(key);
+      self->store(std::move(key), std::move(computed));
+    }
+    self->walked_.notify_all();
+  });
 }
 
 void TokenMasker::fill_mask(Matcher& matcher, std::span<uint32_t> mask) const {

@@ -154,6 +154,32 @@ item ::= [a-c]+ | "(" list ")" | "\"" [^"]* "\"")g"))};
   }
 }
 
+// Masks computed ahead on the worker equal masks computed when asked, on fresh maskers.
+TEST(TokenMask, PrefetchedMasksEqualMasksComputedOnDemand) {
+  const Tokenizer tokenizer = Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
+  const auto vocab = std::make_shared<const TokenVocabulary>(make_token_vocabulary(tokenizer, {0}));
+  auto g = share(compile_json_schema(R"({"type": "object", "properties": {"a": {"type":
+      "array", "items": {"type": "string"}}, "b": {"type": "number"}}})"));
+  const auto ahead = std::make_shared<const TokenMasker>(g, vocab);
+  const TokenMasker on_demand(g, vocab);
+  Matcher m(g);
+  std::vector<uint32_t> mask(mask_words(vocab->size())), expected(mask.size());
+  std::mt19937 rng(11);
+  for (int step = 0; step < 60; ++step) {
+    ahead->prefetch(m);
+    ahead->fill_mask(m, mask);
+    on_demand.fill_mask(m, expected);
+    ASSERT_EQ(mask, expected) << "step " << step;
+    std::vector<int32_t> allowed;
+    for (int32_t t = 0; t < vocab->size(); ++t)
+      if (mask_allows(mask, t)) allowed.push_back(t);
+    ASSERT_FALSE(allowed.empty());
+    const int32_t pick = allowed[rng() % allowed.size()];
+    if (vocab->is_eos(pick)) break;
+    ASSERT_TRUE(vocab->accept(m, pick));
+  }
+}
+
 TEST(TokenMask, TokenBytesOfAByteLevelVocabulary) {
   const Tokenizer tokenizer = Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
   const std::vector<std::string> bytes = token_bytes(tokenizer);
