@@ -234,12 +234,26 @@ class SchemaCompiler {
     return merged;
   }
 
+  // A $ref with siblings is compiled as their allOf: what draft 2019+ means, and a subset of
+  // draft 7's meaning (which ignores the siblings).
   ExprPtr reference(const Json& s, const std::string& loc, int depth) {
-    refuse_siblings(s, loc, "$ref");
     const Json& target = s["$ref"];
     if (!target.is_string() || !target.get<std::string>().starts_with("#"))
       grammar_error(loc + "/$ref", "only references into the same document ('#...') are supported");
     const std::string pointer = target.get<std::string>().substr(1);
+    bool alone = true;
+    for (const auto& [key, value] : s.items())
+      alone &= key == "$ref" || kAnnotations.contains(key) || key.starts_with("x-");
+    if (!alone) {
+      Json resolved;
+      try {
+        resolved = root_.at(Json::json_pointer(pointer));
+      } catch (const Json::exception&) {
+        grammar_error(loc + "/$ref", "'{}' does not resolve in this schema",
+                      target.get<std::string>());
+      }
+      return schema(with_siblings(s, "$ref", resolved, loc), loc, depth + 1);
+    }
     auto it = refs_.find(pointer);
     if (it != refs_.end()) return ref(it->second);
     const Json* resolved = nullptr;
@@ -289,16 +303,32 @@ class SchemaCompiler {
     return alt(std::move(options));
   }
 
+  // `member` joined with the siblings of `keyword` in s (as allOf joins them).
+  Json with_siblings(const Json& s, const std::string& keyword, const Json& member,
+                     const std::string& loc) {
+    bool alone = true;
+    for (const auto& [key, value] : s.items())
+      alone &= key == keyword || kAnnotations.contains(key) || key.starts_with("x-");
+    if (alone) return member;
+    Json joined = s;
+    joined.erase(keyword);
+    joined["allOf"] = Json::array({member});
+    return merge_all_of(joined, loc);
+  }
+
+  // anyOf (and oneOf, as anyOf) of the members, each joined with the siblings.
   ExprPtr combination(const Json& s, const std::string& keyword, const std::string& loc,
                       int depth) {
-    refuse_siblings(s, loc, keyword);
     const Json& list = s[keyword];
     const std::string at = loc + "/" + keyword;
     if (!list.is_array() || list.empty())
       grammar_error(at, "'{}' must be a non-empty array", keyword);
     std::vector<ExprPtr> options;
-    for (size_t i = 0; i < list.size(); ++i)
-      options.push_back(schema_rule(list[i], at + "/" + std::to_string(i), depth + 1));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string member_at = at + "/" + std::to_string(i);
+      options.push_back(
+          schema_rule(with_siblings(s, keyword, list[i], member_at), member_at, depth + 1));
+    }
     return alt(std::move(options));
   }
 
