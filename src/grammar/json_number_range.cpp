@@ -83,4 +83,30 @@ ExprPtr number_range(std::optional<NumberBound> lo, std::optional<NumberBound> h
   return alt(std::move(options));
 }
 
+ExprPtr integer_multiples(GrammarBuilder& builder, double multiple_of, const std::string& name) {
+  constexpr int64_t kMaxModulus = 100;
+  int64_t m = 0;  // the smallest integer multiple of multiple_of
+  for (int64_t n = 1; n <= 1000000 && m == 0; ++n) {
+    const double v = multiple_of * static_cast<double>(n);
+    if (v > kMaxModulus + 0.5) return nullptr;
+    if (std::abs(v - std::round(v)) <= 1e-9 * std::max(1.0, v)) m = std::llround(v);
+  }
+  if (m == 0) return nullptr;
+  // rules[r]: the digits after a prefix whose value is r modulo m, up to a multiple.
+  std::vector<int32_t> rules(static_cast<size_t>(m));
+  for (int64_t r = 0; r < m; ++r) rules[r] = builder.declare(name + "/mod" + std::to_string(r));
+  auto digit_then = [&](int64_t r, char d) {
+    return seq({digits(d, d), ref(rules[(10 * r + (d - '0')) % m])});
+  };
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<ExprPtr> options;
+    if (r == 0) options.push_back(empty());
+    for (char d = '0'; d <= '9'; ++d) options.push_back(digit_then(r, d));
+    builder.define(rules[r], alt(std::move(options)));
+  }
+  std::vector<ExprPtr> leading;
+  for (char d = '1'; d <= '9'; ++d) leading.push_back(digit_then(0, d));
+  return alt({literal("0"), seq({repeat(literal("-"), 0, 1), alt(std::move(leading))})});
+}
+
 }  // namespace hadron::grammar

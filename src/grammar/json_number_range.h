@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "grammar/expr.h"
+#include "grammar/grammar.h"
 
 namespace hadron::grammar {
 
@@ -20,5 +22,9 @@ struct NumberBound {
   bool exclusive = false;
 };
 ExprPtr number_range(std::optional<NumberBound> lo, std::optional<NumberBound> hi);
+
+// The integers that are multiples of `multiple_of` (> 0), a subset of the numbers that are:
+// one rule per remainder modulo the smallest integer multiple m. Null when m is over 100.
+ExprPtr integer_multiples(GrammarBuilder& builder, double multiple_of, const std::string& name);
 
 }  // namespace hadron::grammar

@@ -50,7 +50,9 @@ const std::set<std::string> kHandled = {"type",
                                         "if",
                                         "then",
                                         "else",
-                                        "dependencies"};
+                                        "dependencies",
+                                        "multipleOf",
+                                        "patternProperties"};
 
 // Regexes of the supported string formats (RFC 3339 dates and times, RFC 4122 UUIDs, a
 // practical subset of email addresses, dotted-quad IPv4).
@@ -343,13 +345,14 @@ class SchemaCompiler {
         grammar_error(loc + "/type", "'type' must be a string or an array of strings");
     } else {
       for (const char* key : {"properties", "required", "additionalProperties", "propertyNames",
-                              "minProperties", "maxProperties"})
+                              "patternProperties", "minProperties", "maxProperties"})
         if (s.contains(key)) types = {"object"};
       for (const char* key : {"items", "prefixItems", "minItems", "maxItems", "contains"})
         if (s.contains(key)) types = {"array"};
       for (const char* key : {"minLength", "maxLength", "pattern", "format"})
         if (s.contains(key)) types = {"string"};
-      for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+      for (const char* key :
+           {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
         if (s.contains(key)) types = {"number"};
       if (types.empty()) return any_value();
     }
@@ -420,7 +423,25 @@ class SchemaCompiler {
     return seq({head ? empty() : any, body, tail ? empty() : any});
   }
 
+  // multipleOf, alone: integers only (a subset for fractional multiples).
+  ExprPtr multiples(const Json& s, const std::string& loc) {
+    for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+      if (s.contains(key))
+        grammar_error(loc + "/" + key, "'{}' beside 'multipleOf' is not supported", key);
+    const Json& k = s["multipleOf"];
+    if (!k.is_number() || k.get<double>() <= 0)
+      grammar_error(loc + "/multipleOf", "'multipleOf' must be a number > 0");
+    ExprPtr out = integer_multiples(builder_, k.get<double>(), loc.empty() ? "root" : loc);
+    if (out == nullptr)
+      grammar_error(loc + "/multipleOf",
+                    "'multipleOf' {} is supported only when its smallest integer multiple is at "
+                    "most 100",
+                    k.dump());
+    return out;
+  }
+
   ExprPtr number_schema(const Json& s, const std::string& loc) {
+    if (s.contains("multipleOf")) return multiples(s, loc);
     std::optional<NumberBound> lo, hi;
     auto read = [&](const char* key, std::optional<NumberBound>& bound, bool lower,
                     bool exclusive) {
@@ -444,6 +465,7 @@ class SchemaCompiler {
   }
 
   ExprPtr integer_schema(const Json& s, const std::string& loc) {
+    if (s.contains("multipleOf")) return multiples(s, loc);
     std::optional<int64_t> lo, hi;
     auto read = [&](const char* key, bool lower, bool exclusive) {
       if (!s.contains(key)) return;
@@ -534,14 +556,14 @@ class SchemaCompiler {
   ExprPtr object_schema(const Json& s, const std::string& loc, int depth) {
     const Json& props = s.contains("properties") ? s["properties"] : Json::object();
     const Json& required = s.contains("required") ? s["required"] : Json::array();
-    const bool free =
-        s.contains("propertyNames") || s.contains("minProperties") || s.contains("maxProperties");
+    const bool free = s.contains("propertyNames") || s.contains("minProperties") ||
+                      s.contains("maxProperties") || s.contains("patternProperties");
     const Json& extra = s.contains("additionalProperties") ? s["additionalProperties"] : Json(free);
     if (!free) return object_of(props, required, extra, loc, depth);
     if (!props.empty() || !required.empty())
       grammar_error(loc,
-                    "'propertyNames', 'minProperties' or 'maxProperties' beside 'properties' or "
-                    "'required' is not supported");
+                    "'propertyNames', 'patternProperties', 'minProperties' or 'maxProperties' "
+                    "beside 'properties' or 'required' is not supported");
     return free_object(s, extra, loc, depth);
   }
 
@@ -569,12 +591,24 @@ class SchemaCompiler {
         grammar_error(loc + "/propertyNames", "a schema must be an object or a boolean");
       }
     }
-    if (extra == Json(false)) max = 0;
+    ExprPtr value;
+    if (const auto it = s.find("patternProperties"); it != s.end()) {
+      // One pattern: every name matches it (so no property is additional).
+      if (!it->is_object() || it->size() != 1 || s.contains("propertyNames"))
+        grammar_error(loc + "/patternProperties",
+                      "'patternProperties' other than one pattern alone is not supported");
+      const std::string at = loc + "/patternProperties/" + it->begin().key();
+      name = string_schema(Json{{"pattern", it->begin().key()}}, at);
+      value = schema_rule(it->begin().value(), at, depth + 1);
+    } else {
+      if (extra == Json(false)) max = 0;
+      value = schema_rule(extra, loc + "/additionalProperties", depth + 1);
+    }
     if (max && min.value_or(0) > *max)
       grammar_error(loc, "no object has between {} and {} properties (unsatisfiable)",
                     min.value_or(0), *max);
     if (max == 0) return seq({literal("{"), ws(), literal("}")});
-    ExprPtr kv = seq({name, colon(), schema_rule(extra, loc + "/additionalProperties", depth + 1)});
+    ExprPtr kv = seq({name, colon(), value});
     ExprPtr members =
         seq({kv, repeat(seq({comma(), kv}), 0, max ? static_cast<int32_t>(*max) - 1 : -1)});
     if (min.value_or(0) == 0) members = repeat(members, 0, 1);

@@ -151,6 +151,22 @@ TEST(JsonSchema, TuplesContainsAndFreeObjects) {
   EXPECT_FALSE(matches(g, R"({"a": 1, "b": 2, "c": 3})"));
 }
 
+TEST(JsonSchema, MultiplesAndPatternProperties) {
+  auto g = share(compile_json_schema(R"({"type": "integer", "multipleOf": 7})"));
+  for (const char* ok : {"0", "7", "-14", "700", "9999997"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"1", "-8", "701", "7.0", "07"}) EXPECT_FALSE(matches(g, bad)) << bad;
+  g = share(compile_json_schema(R"({"multipleOf": 1.5})"));  // integers only: multiples of 3
+  EXPECT_TRUE(matches(g, "9"));
+  EXPECT_FALSE(matches(g, "4"));
+  EXPECT_NE(error_of(R"({"multipleOf": 1.01})").find("/multipleOf"), std::string::npos);
+  g = share(compile_json_schema(R"({"patternProperties": {"^x_": {"type": "integer"}}})"));
+  EXPECT_TRUE(matches(g, R"({"x_a": 1, "x_": 2})"));
+  EXPECT_FALSE(matches(g, R"({"x_a": "s"})"));
+  EXPECT_FALSE(matches(g, R"({"y": 1})"));
+  EXPECT_NE(error_of(R"({"patternProperties": {"a": {}, "b": {}}})").find("/patternProperties"),
+            std::string::npos);
+}
+
 TEST(JsonSchema, AllOfNotAndIgnoredConditionals) {
   auto g = share(compile_json_schema(R"({"properties": {"a": {"type": "integer"}},
       "required": ["a"], "allOf": [{"properties": {"b": {"type": "string"}},
