@@ -134,7 +134,7 @@ MessagesRequest parse_messages_request(const Json& body, ServerContext& context)
   if (!choice["tool_choice"].is_null())
     r.params.constraint = parse_tool_choice(Fields(choice), tools, served.output_format.tools,
                                             context.grammars.get());
-  adapt_sampling(served.output_format, r.params);
+  adapt_sampling(served, r.prompt, r.params);
   f.required("max_tokens");
   r.params.max_tokens =
       resolve_max_tokens(f.integer("max_tokens"), static_cast<int64_t>(r.prompt.ids.size()),
