@@ -9,6 +9,7 @@
 
 #include "grammar/grammar_error.h"
 #include "grammar/json_number_range.h"
+#include "grammar/json_schema_merge.h"
 #include "grammar/regex.h"
 
 namespace hadron::grammar {
@@ -16,9 +17,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::set<std::string> kAnnotations = {"$schema",     "$id",       "$comment", "title",
-                                            "description", "default",   "examples", "deprecated",
-                                            "readOnly",    "writeOnly", "$defs",    "definitions"};
 const std::set<std::string> kHandled = {"type",
                                         "properties",
                                         "required",
@@ -149,7 +147,7 @@ class SchemaCompiler {
     if (s.is_boolean()) return s.get<bool>() ? any_value() : alt({});
     if (!s.is_object()) grammar_error(loc, "a schema must be an object or a boolean");
     for (const auto& [key, value] : s.items())
-      if (!kAnnotations.contains(key) && !kHandled.contains(key) && !key.starts_with("x-"))
+      if (!is_annotation(key) && !kHandled.contains(key))
         grammar_error(loc + "/" + key, "unsupported JSON Schema keyword '{}'", key);
     if (s.contains("$ref")) return reference(s, loc, depth);
     if (s.contains("not")) return negation(s, loc);
@@ -163,7 +161,7 @@ class SchemaCompiler {
 
   void refuse_siblings(const Json& s, const std::string& loc, const std::string& keyword) {
     for (const auto& [key, value] : s.items())
-      if (key != keyword && !kAnnotations.contains(key) && !key.starts_with("x-"))
+      if (key != keyword && !is_annotation(key))
         grammar_error(loc + "/" + key, "'{}' beside '{}' is not supported", key, keyword);
   }
 
@@ -174,7 +172,7 @@ class SchemaCompiler {
     if (inner == Json(false)) return any_value();
     bool accepts_all = inner == Json(true) || inner.is_object();
     if (inner.is_object())
-      for (const auto& [key, value] : inner.items()) accepts_all &= kAnnotations.contains(key);
+      for (const auto& [key, value] : inner.items()) accepts_all &= is_annotation(key);
     if (!accepts_all)
       grammar_error(loc + "/not",
                     "'not' of a schema other than true, false or {{}} is not supported");
@@ -196,46 +194,6 @@ class SchemaCompiler {
     }
   }
 
-  // allOf as one schema: its members' keywords (and the siblings') joined when no keyword
-  // appears twice, save disjoint 'properties' and 'required' lists; the result demands what
-  // each member demands because every keyword merged here constrains independently.
-  Json merge_all_of(const Json& s, const std::string& loc) {
-    const std::string at = loc + "/allOf";
-    const Json& list = s["allOf"];
-    if (!list.is_array() || list.empty()) grammar_error(at, "'allOf' must be a non-empty array");
-    Json members = Json::array();
-    Json base = s;
-    base.erase("allOf");
-    members.push_back(base);
-    for (const Json& m : list) members.push_back(m);
-    Json merged = Json::object();
-    for (const Json& m : members) {
-      if (m == Json(false)) return Json(false);
-      if (m == Json(true)) continue;
-      if (!m.is_object()) grammar_error(at, "a schema must be an object or a boolean");
-      for (const auto& [key, value] : m.items()) {
-        if (kAnnotations.contains(key) || key.starts_with("x-")) continue;
-        for (const char* joint : {"additionalProperties", "$ref", "additionalItems", "items"})
-          if (key == joint) grammar_error(at, "'{}' inside 'allOf' is not supported", key);
-        if (key == "required" && merged.contains(key)) {
-          for (const Json& name : value) merged[key].push_back(name);
-        } else if (key == "properties" && merged.contains(key)) {
-          for (const auto& [name, sub] : value.items()) {
-            if (merged[key].contains(name))
-              grammar_error(at, "property '{}' in more than one 'allOf' member is not supported",
-                            name);
-            merged[key][name] = sub;
-          }
-        } else if (merged.contains(key)) {
-          grammar_error(at, "'{}' in more than one 'allOf' member is not supported", key);
-        } else {
-          merged[key] = value;
-        }
-      }
-    }
-    return merged;
-  }
-
   // A $ref with siblings is compiled as their allOf: what draft 2019+ means, and a subset of
   // draft 7's meaning (which ignores the siblings).
   ExprPtr reference(const Json& s, const std::string& loc, int depth) {
@@ -244,8 +202,7 @@ class SchemaCompiler {
       grammar_error(loc + "/$ref", "only references into the same document ('#...') are supported");
     const std::string pointer = target.get<std::string>().substr(1);
     bool alone = true;
-    for (const auto& [key, value] : s.items())
-      alone &= key == "$ref" || kAnnotations.contains(key) || key.starts_with("x-");
+    for (const auto& [key, value] : s.items()) alone &= key == "$ref" || is_annotation(key);
     if (!alone) {
       Json resolved;
       try {
@@ -285,7 +242,7 @@ class SchemaCompiler {
   ExprPtr enumeration(const Json& s, const std::string& loc) {
     const char* keyword = s.contains("const") ? "const" : "enum";
     for (const auto& [key, value] : s.items())
-      if (key != keyword && key != "type" && !kAnnotations.contains(key) && !key.starts_with("x-"))
+      if (key != keyword && key != "type" && !is_annotation(key))
         grammar_error(loc + "/" + key, "'{}' beside '{}' is not supported", key, keyword);
     const Json values = s.contains("const") ? Json::array({s["const"]}) : s["enum"];
     if (!values.is_array()) grammar_error(loc + "/enum", "'enum' must be an array");
@@ -303,19 +260,6 @@ class SchemaCompiler {
       if (typed_ok) options.push_back(literal(v.dump()));
     }
     return alt(std::move(options));
-  }
-
-  // `member` joined with the siblings of `keyword` in s (as allOf joins them).
-  Json with_siblings(const Json& s, const std::string& keyword, const Json& member,
-                     const std::string& loc) {
-    bool alone = true;
-    for (const auto& [key, value] : s.items())
-      alone &= key == keyword || kAnnotations.contains(key) || key.starts_with("x-");
-    if (alone) return member;
-    Json joined = s;
-    joined.erase(keyword);
-    joined["allOf"] = Json::array({member});
-    return merge_all_of(joined, loc);
   }
 
   // anyOf (and oneOf, as anyOf) of the members, each joined with the siblings.
@@ -583,7 +527,7 @@ class SchemaCompiler {
       if (it->is_object()) {
         for (const auto& [key, value] : it->items())
           if (key != "minLength" && key != "maxLength" && key != "pattern" && key != "format" &&
-              !(key == "type" && value == "string") && !kAnnotations.contains(key))
+              !(key == "type" && value == "string") && !is_annotation(key))
             grammar_error(loc + "/propertyNames/" + key, "'{}' in 'propertyNames' is not supported",
                           key);
         name = string_schema(*it, loc + "/propertyNames");
