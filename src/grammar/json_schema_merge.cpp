@@ -55,18 +55,15 @@ SchemaJson merge_all_of(const SchemaJson& s, const std::string& loc) {
   return merged;
 }
 
-
 SchemaJson with_siblings(const SchemaJson& s, const std::string& keyword, const SchemaJson& member,
-                   const std::string& loc) {
+                         const std::string& loc) {
   bool alone = true;
-  for (const auto& [key, value] : s.items())
-    alone &= key == keyword || is_annotation(key);
+  for (const auto& [key, value] : s.items()) alone &= key == keyword || is_annotation(key);
   if (alone) return member;
   SchemaJson joined = s;
   joined.erase(keyword);
   joined["allOf"] = SchemaJson::array({member});
   return merge_all_of(joined, loc);
 }
-
 
 }  // namespace hadron::grammar
