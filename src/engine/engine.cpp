@@ -70,7 +70,10 @@ Engine::Tracked& Engine::track(Sequence seq) {
   if (detokenizer_) tracked->text = detokenizer_->start(p.skip_special_tokens);
   tracked->stop = std::make_unique<StopChecker>(p.stop);
   tracked->prompt_logprobs_pending = p.prompt_logprobs >= 0 && tracked->seq.index == 0;
-  if (p.constraint) tracked->grammar = std::make_unique<grammar::Matcher>(p.constraint->grammar());
+  if (p.constraint) {
+    tracked->grammar = std::make_unique<grammar::Matcher>(p.constraint->grammar());
+    tracked->grammar_waiting = p.constraint_after_token >= 0;
+  }
   Tracked& ref = *tracked;
   seqs_.emplace(&ref.seq, std::move(tracked));
   return ref;
@@ -164,7 +167,8 @@ void Engine::check_finished(Tracked& t, int32_t token, RequestOutput& out) {
       std::find(eos_token_ids_.begin(), eos_token_ids_.end(), token) != eos_token_ids_.end();
   const bool is_stop_id =
       std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end();
-  const bool grammar_done = t.grammar && (t.grammar_failed || grammar_complete(*t.grammar));
+  const bool grammar_done =
+      t.grammar && !t.grammar_waiting && (t.grammar_failed || grammar_complete(*t.grammar));
   if (grammar_done ||
       (past_min && (t.stop->stopped() || is_stop_id || (is_eos && !p.ignore_eos)))) {
     finish(t, FinishReason::kStop, out);
@@ -396,11 +400,15 @@ int32_t Engine::process_and_sample(Tracked& t, std::span<float> logits, RequestO
   if (p.logprobs >= 0) raw.assign(logits.begin(), logits.end());
   process_logits(logits, p, std::span(seq.tokens).first(seq.prompt_len),
                  std::span(seq.tokens).subspan(seq.prompt_len), eos_token_ids_);
-  if (t.grammar) mask_logits(logits, *p.constraint, *t.grammar);
+  const bool constrained = t.grammar && !t.grammar_waiting;
+  if (constrained) mask_logits(logits, *p.constraint, *t.grammar);
   const int32_t token = seq.sampler.sample(logits, seq.n_output());
   // Refused only when the mask left nothing samplable (say, a logit_bias of -inf on every
   // allowed token): the sequence then ends.
-  if (t.grammar && !p.constraint->vocabulary().accept(*t.grammar, token)) t.grammar_failed = true;
+  if (constrained && !p.constraint->vocabulary().accept(*t.grammar, token)) t.grammar_failed = true;
+  if (t.grammar_waiting && token == p.constraint_after_token) t.grammar_waiting = false;
+  // The next mask is walked on the mask worker while the model runs the next step.
+  if (t.grammar && !t.grammar_waiting && !t.grammar_failed) p.constraint->prefetch(*t.grammar);
   if (p.logprobs >= 0) out.logprobs.push_back(compute_logprobs(raw, token, p.logprobs));
   return token;
 }

@@ -99,6 +99,7 @@ class Engine {
     std::vector<Logprobs> prompt_logprobs;      // gathered over prefill chunks
     std::unique_ptr<grammar::Matcher> grammar;  // with params.constraint: the output so far
     bool grammar_failed = false;                // a token the grammar refused was sampled
+    bool grammar_waiting = false;               // params.constraint_after_token not sampled yet
   };
 
   // A launched step whose sampled tokens are not taken yet: the sequence of each row that

@@ -36,6 +36,9 @@ struct SamplingParams : SampleRowParams {
   // Structured output: every completion is a string of this grammar (EOS only once it is
   // whole); such sequences sample on the host.
   std::shared_ptr<const grammar::TokenMasker> constraint;
+  // With a constraint and >= 0: the grammar applies only after this token (a reasoning
+  // model's end of thinking, e.g. </think>) has been sampled; the output is free before.
+  int32_t constraint_after_token = -1;
 };
 
 }  // namespace hadron

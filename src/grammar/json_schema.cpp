@@ -9,6 +9,7 @@
 
 #include "grammar/grammar_error.h"
 #include "grammar/json_number_range.h"
+#include "grammar/json_schema_merge.h"
 #include "grammar/regex.h"
 
 namespace hadron::grammar {
@@ -16,9 +17,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::set<std::string> kAnnotations = {"$schema",     "$id",       "$comment", "title",
-                                            "description", "default",   "examples", "deprecated",
-                                            "readOnly",    "writeOnly", "$defs",    "definitions"};
 const std::set<std::string> kHandled = {"type",
                                         "properties",
                                         "required",
@@ -40,7 +38,19 @@ const std::set<std::string> kHandled = {"type",
                                         "minimum",
                                         "maximum",
                                         "exclusiveMinimum",
-                                        "exclusiveMaximum"};
+                                        "exclusiveMaximum",
+                                        "additionalItems",
+                                        "contains",
+                                        "propertyNames",
+                                        "minProperties",
+                                        "maxProperties",
+                                        "not",
+                                        "if",
+                                        "then",
+                                        "else",
+                                        "dependencies",
+                                        "multipleOf",
+                                        "patternProperties"};
 
 // Regexes of the supported string formats (RFC 3339 dates and times, RFC 4122 UUIDs, a
 // practical subset of email addresses, dotted-quad IPv4).
@@ -137,28 +147,72 @@ class SchemaCompiler {
     if (s.is_boolean()) return s.get<bool>() ? any_value() : alt({});
     if (!s.is_object()) grammar_error(loc, "a schema must be an object or a boolean");
     for (const auto& [key, value] : s.items())
-      if (!kAnnotations.contains(key) && !kHandled.contains(key) && !key.starts_with("x-"))
+      if (!is_annotation(key) && !kHandled.contains(key))
         grammar_error(loc + "/" + key, "unsupported JSON Schema keyword '{}'", key);
     if (s.contains("$ref")) return reference(s, loc, depth);
-    if (s.contains("const")) return literal(s["const"].dump());
-    if (s.contains("enum")) return enumeration(s, loc);
-    for (const char* combinator : {"anyOf", "oneOf", "allOf"})
+    if (s.contains("not")) return negation(s, loc);
+    refuse_conditionals(s, loc);
+    if (s.contains("allOf")) return schema(merge_all_of(s, loc), loc, depth + 1);
+    if (s.contains("const") || s.contains("enum")) return enumeration(s, loc);
+    for (const char* combinator : {"anyOf", "oneOf"})
       if (s.contains(combinator)) return combination(s, combinator, loc, depth);
     return typed(s, loc, depth);
   }
 
   void refuse_siblings(const Json& s, const std::string& loc, const std::string& keyword) {
     for (const auto& [key, value] : s.items())
-      if (key != keyword && !kAnnotations.contains(key) && !key.starts_with("x-"))
+      if (key != keyword && !is_annotation(key))
         grammar_error(loc + "/" + key, "'{}' beside '{}' is not supported", key, keyword);
   }
 
+  // not: only of the schemas that accept everything or nothing.
+  ExprPtr negation(const Json& s, const std::string& loc) {
+    refuse_siblings(s, loc, "not");
+    const Json& inner = s["not"];
+    if (inner == Json(false)) return any_value();
+    bool accepts_all = inner == Json(true) || inner.is_object();
+    if (inner.is_object())
+      for (const auto& [key, value] : inner.items()) accepts_all &= is_annotation(key);
+    if (!accepts_all)
+      grammar_error(loc + "/not",
+                    "'not' of a schema other than true, false or {{}} is not supported");
+    return alt({});
+  }
+
+  // if alone, then or else without if, and dependencies that require nothing have no effect.
+  static void refuse_conditionals(const Json& s, const std::string& loc) {
+    if (s.contains("if") && (s.contains("then") || s.contains("else")))
+      grammar_error(loc + "/if", "'if' with 'then' or 'else' is not supported");
+    if (const auto it = s.find("dependencies"); it != s.end()) {
+      bool none = it->is_object();
+      if (none)
+        for (const auto& [key, value] : it->items())
+          none &= value == Json(true) || (value.is_array() && value.empty());
+      if (!none)
+        grammar_error(loc + "/dependencies",
+                      "'dependencies' that require something are not supported");
+    }
+  }
+
+  // A $ref with siblings is compiled as their allOf: what draft 2019+ means, and a subset of
+  // draft 7's meaning (which ignores the siblings).
   ExprPtr reference(const Json& s, const std::string& loc, int depth) {
-    refuse_siblings(s, loc, "$ref");
     const Json& target = s["$ref"];
     if (!target.is_string() || !target.get<std::string>().starts_with("#"))
       grammar_error(loc + "/$ref", "only references into the same document ('#...') are supported");
     const std::string pointer = target.get<std::string>().substr(1);
+    bool alone = true;
+    for (const auto& [key, value] : s.items()) alone &= key == "$ref" || is_annotation(key);
+    if (!alone) {
+      Json resolved;
+      try {
+        resolved = root_.at(Json::json_pointer(pointer));
+      } catch (const Json::exception&) {
+        grammar_error(loc + "/$ref", "'{}' does not resolve in this schema",
+                      target.get<std::string>());
+      }
+      return schema(with_siblings(s, "$ref", resolved, loc), loc, depth + 1);
+    }
     auto it = refs_.find(pointer);
     if (it != refs_.end()) return ref(it->second);
     const Json* resolved = nullptr;
@@ -174,26 +228,53 @@ class SchemaCompiler {
     return ref(id);
   }
 
+  static bool has_type(const Json& value, const std::string& type) {
+    if (type == "integer") return value.is_number_integer() || value.is_number_unsigned();
+    if (type == "number") return value.is_number();
+    if (type == "string") return value.is_string();
+    if (type == "boolean") return value.is_boolean();
+    if (type == "null") return value.is_null();
+    if (type == "array") return value.is_array();
+    return type == "object" && value.is_object();
+  }
+
+  // const or enum, beside at most 'type' (which drops the values of other types).
   ExprPtr enumeration(const Json& s, const std::string& loc) {
-    const Json& values = s["enum"];
+    const char* keyword = s.contains("const") ? "const" : "enum";
+    for (const auto& [key, value] : s.items())
+      if (key != keyword && key != "type" && !is_annotation(key))
+        grammar_error(loc + "/" + key, "'{}' beside '{}' is not supported", key, keyword);
+    const Json values = s.contains("const") ? Json::array({s["const"]}) : s["enum"];
     if (!values.is_array()) grammar_error(loc + "/enum", "'enum' must be an array");
+    std::vector<std::string> types;
+    if (const auto it = s.find("type"); it != s.end()) {
+      if (!it->is_string() && !it->is_array())
+        grammar_error(loc + "/type", "'type' must be a string or an array of strings");
+      for (const Json& t : it->is_string() ? Json::array({*it}) : *it)
+        types.push_back(t.is_string() ? t.get<std::string>() : "");
+    }
     std::vector<ExprPtr> options;
-    for (const Json& v : values) options.push_back(literal(v.dump()));
+    for (const Json& v : values) {
+      bool typed_ok = types.empty();
+      for (const std::string& t : types) typed_ok |= has_type(v, t);
+      if (typed_ok) options.push_back(literal(v.dump()));
+    }
     return alt(std::move(options));
   }
 
+  // anyOf (and oneOf, as anyOf) of the members, each joined with the siblings.
   ExprPtr combination(const Json& s, const std::string& keyword, const std::string& loc,
                       int depth) {
-    refuse_siblings(s, loc, keyword);
     const Json& list = s[keyword];
     const std::string at = loc + "/" + keyword;
     if (!list.is_array() || list.empty())
       grammar_error(at, "'{}' must be a non-empty array", keyword);
-    if (keyword == "allOf" && list.size() != 1)
-      grammar_error(at, "'allOf' of more than one schema is not supported");
     std::vector<ExprPtr> options;
-    for (size_t i = 0; i < list.size(); ++i)
-      options.push_back(schema_rule(list[i], at + "/" + std::to_string(i), depth + 1));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string member_at = at + "/" + std::to_string(i);
+      options.push_back(
+          schema_rule(with_siblings(s, keyword, list[i], member_at), member_at, depth + 1));
+    }
     return alt(std::move(options));
   }
 
@@ -207,13 +288,15 @@ class SchemaCompiler {
       else
         grammar_error(loc + "/type", "'type' must be a string or an array of strings");
     } else {
-      for (const char* key : {"properties", "required", "additionalProperties"})
+      for (const char* key : {"properties", "required", "additionalProperties", "propertyNames",
+                              "patternProperties", "minProperties", "maxProperties"})
         if (s.contains(key)) types = {"object"};
-      for (const char* key : {"items", "prefixItems", "minItems", "maxItems"})
+      for (const char* key : {"items", "prefixItems", "minItems", "maxItems", "contains"})
         if (s.contains(key)) types = {"array"};
       for (const char* key : {"minLength", "maxLength", "pattern", "format"})
         if (s.contains(key)) types = {"string"};
-      for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+      for (const char* key :
+           {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
         if (s.contains(key)) types = {"number"};
       if (types.empty()) return any_value();
     }
@@ -227,21 +310,9 @@ class SchemaCompiler {
     if (type == "boolean") return alt({literal("true"), literal("false")});
     if (type == "string") return string_schema(s, loc);
     if (type == "integer") return integer_schema(s, loc);
-    if (type == "number") {
-      for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-        if (s.contains(key))
-          grammar_error(loc + "/" + key, "'{}' on a 'number' is not supported (only on integers)",
-                        key);
-      return any_number();
-    }
+    if (type == "number") return number_schema(s, loc);
     if (type == "array") return array_schema(s, loc, depth);
-    if (type == "object") {
-      const Json& props = s.contains("properties") ? s["properties"] : Json::object();
-      const Json& required = s.contains("required") ? s["required"] : Json::array();
-      const Json& extra =
-          s.contains("additionalProperties") ? s["additionalProperties"] : Json(false);
-      return object_of(props, required, extra, loc, depth);
-    }
+    if (type == "object") return object_schema(s, loc, depth);
     grammar_error(loc + "/type", "unknown type '{}'", type);
   }
 
@@ -296,7 +367,49 @@ class SchemaCompiler {
     return seq({head ? empty() : any, body, tail ? empty() : any});
   }
 
+  // multipleOf, alone: integers only (a subset for fractional multiples).
+  ExprPtr multiples(const Json& s, const std::string& loc) {
+    for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+      if (s.contains(key))
+        grammar_error(loc + "/" + key, "'{}' beside 'multipleOf' is not supported", key);
+    const Json& k = s["multipleOf"];
+    if (!k.is_number() || k.get<double>() <= 0)
+      grammar_error(loc + "/multipleOf", "'multipleOf' must be a number > 0");
+    ExprPtr out = integer_multiples(builder_, k.get<double>(), loc.empty() ? "root" : loc);
+    if (out == nullptr)
+      grammar_error(loc + "/multipleOf",
+                    "'multipleOf' {} is supported only when its smallest integer multiple is at "
+                    "most 100",
+                    k.dump());
+    return out;
+  }
+
+  ExprPtr number_schema(const Json& s, const std::string& loc) {
+    if (s.contains("multipleOf")) return multiples(s, loc);
+    std::optional<NumberBound> lo, hi;
+    auto read = [&](const char* key, std::optional<NumberBound>& bound, bool lower,
+                    bool exclusive) {
+      if (!s.contains(key)) return;
+      const Json& v = s[key];
+      if (!v.is_number() || std::abs(v.get<double>()) > 1e15)
+        grammar_error(loc + "/" + key, "'{}' must be a number within +-1e15", key);
+      const NumberBound b{v.get<double>(), exclusive};
+      const bool tighter = !bound || (lower ? b.value > bound->value : b.value < bound->value) ||
+                           (b.value == bound->value && exclusive);
+      if (tighter) bound = b;
+    };
+    read("minimum", lo, true, false);
+    read("exclusiveMinimum", lo, true, true);
+    read("maximum", hi, false, false);
+    read("exclusiveMaximum", hi, false, true);
+    if (!lo && !hi) return any_number();
+    ExprPtr range = number_range(lo, hi);
+    if (range == nullptr) grammar_error(loc, "no number lies within the bounds (unsatisfiable)");
+    return range;
+  }
+
   ExprPtr integer_schema(const Json& s, const std::string& loc) {
+    if (s.contains("multipleOf")) return multiples(s, loc);
     std::optional<int64_t> lo, hi;
     auto read = [&](const char* key, bool lower, bool exclusive) {
       if (!s.contains(key)) return;
@@ -319,22 +432,40 @@ class SchemaCompiler {
     return integer_range(lo, hi);
   }
 
+  // contains, alone: any elements around one that matches.
+  ExprPtr array_containing(const Json& s, const std::string& loc, int depth) {
+    for (const char* key : {"items", "prefixItems", "minItems", "maxItems"})
+      if (s.contains(key))
+        grammar_error(loc + "/" + key, "'{}' beside 'contains' is not supported", key);
+    ExprPtr match = schema_rule(s["contains"], loc + "/contains", depth + 1);
+    ExprPtr before = repeat(seq({any_value(), comma()}), 0, -1);
+    ExprPtr after = repeat(seq({comma(), any_value()}), 0, -1);
+    return seq({literal("["), ws(), before, match, after, ws(), literal("]")});
+  }
+
   ExprPtr array_schema(const Json& s, const std::string& loc, int depth) {
+    if (s.contains("contains")) return array_containing(s, loc, depth);
     const std::optional<int64_t> min = bound(s, "minItems", loc);
     const std::optional<int64_t> max = bound(s, "maxItems", loc);
     if (min && max && *min > *max)
       grammar_error(loc, "minItems {} > maxItems {}: no array fits", *min, *max);
     if (min.value_or(0) > 1000 || max.value_or(0) > 1000)
       grammar_error(loc, "item bounds over 1000 are not supported");
+    // Draft 7 writes prefixItems as an 'items' array, and the rest as 'additionalItems'.
+    const bool tuple = s.contains("items") && s["items"].is_array();
+    const char* prefix_key = tuple ? "items" : "prefixItems";
+    if (tuple && s.contains("prefixItems"))
+      grammar_error(loc + "/prefixItems", "'prefixItems' beside an 'items' array");
     std::vector<ExprPtr> prefix;
-    if (s.contains("prefixItems")) {
-      const Json& items = s["prefixItems"];
-      if (!items.is_array()) grammar_error(loc + "/prefixItems", "'prefixItems' must be an array");
+    if (s.contains(prefix_key)) {
+      const Json& items = s[prefix_key];
+      const std::string at = loc + "/" + prefix_key;
+      if (!items.is_array()) grammar_error(at, "'{}' must be an array", prefix_key);
       for (size_t i = 0; i < items.size(); ++i)
-        prefix.push_back(
-            schema_rule(items[i], loc + "/prefixItems/" + std::to_string(i), depth + 1));
+        prefix.push_back(schema_rule(items[i], at + "/" + std::to_string(i), depth + 1));
     }
-    const Json rest_schema = s.contains("items") ? s["items"] : Json(true);
+    const char* rest_key = tuple ? "additionalItems" : "items";
+    const Json rest_schema = s.contains(rest_key) ? s[rest_key] : Json(true);
     const bool rest_allowed = !(rest_schema.is_boolean() && !rest_schema.get<bool>());
     const auto n_prefix = static_cast<int32_t>(prefix.size());
     const auto lo = static_cast<int32_t>(min.value_or(0));
@@ -349,7 +480,7 @@ class SchemaCompiler {
       if (allowed(k)) options.push_back(seq(items));
     }
     if (rest_allowed && (hi < 0 || hi > n_prefix)) {
-      ExprPtr rest = schema_rule(rest_schema, loc + "/items", depth + 1);
+      ExprPtr rest = schema_rule(rest_schema, loc + "/" + rest_key, depth + 1);
       int32_t more_lo = std::max(1, lo - n_prefix);  // elements after the prefix
       int32_t more_hi = hi < 0 ? -1 : hi - n_prefix;
       if (n_prefix == 0) {
@@ -362,6 +493,70 @@ class SchemaCompiler {
     }
     if (options.empty()) grammar_error(loc, "no array length fits the item bounds (unsatisfiable)");
     return seq({literal("["), ws(), alt(std::move(options)), ws(), literal("]")});
+  }
+
+  // Unlisted properties are refused unless 'additionalProperties' allows them, or the schema
+  // constrains them (propertyNames, min/maxProperties), where JSON Schema's default applies.
+  ExprPtr object_schema(const Json& s, const std::string& loc, int depth) {
+    const Json& props = s.contains("properties") ? s["properties"] : Json::object();
+    const Json& required = s.contains("required") ? s["required"] : Json::array();
+    const bool free = s.contains("propertyNames") || s.contains("minProperties") ||
+                      s.contains("maxProperties") || s.contains("patternProperties");
+    const Json& extra = s.contains("additionalProperties") ? s["additionalProperties"] : Json(free);
+    if (!free) return object_of(props, required, extra, loc, depth);
+    if (!props.empty() || !required.empty())
+      grammar_error(loc,
+                    "'propertyNames', 'patternProperties', 'minProperties' or 'maxProperties' "
+                    "beside 'properties' or 'required' is not supported");
+    return free_object(s, extra, loc, depth);
+  }
+
+  // An object of additional properties only: names following propertyNames, as many as
+  // min/maxProperties allow. Duplicate names count once in a parsed object, so minProperties
+  // over 1 is refused (the grammar cannot tell names apart).
+  ExprPtr free_object(const Json& s, const Json& extra, const std::string& loc, int depth) {
+    const std::optional<int64_t> min = bound(s, "minProperties", loc);
+    std::optional<int64_t> max = bound(s, "maxProperties", loc);
+    if (min.value_or(0) > 1)
+      grammar_error(loc + "/minProperties", "'minProperties' over 1 is not supported");
+    if (max.value_or(0) > 1000)
+      grammar_error(loc + "/maxProperties", "'maxProperties' over 1000 is not supported");
+    ExprPtr name = any_string();
+    if (const auto it = s.find("propertyNames"); it != s.end()) {
+      if (*it == Json(false)) max = 0;
+      if (it->is_object()) {
+        for (const auto& [key, value] : it->items())
+          if (key != "minLength" && key != "maxLength" && key != "pattern" && key != "format" &&
+              !(key == "type" && value == "string") && !is_annotation(key))
+            grammar_error(loc + "/propertyNames/" + key, "'{}' in 'propertyNames' is not supported",
+                          key);
+        name = string_schema(*it, loc + "/propertyNames");
+      } else if (!it->is_boolean()) {
+        grammar_error(loc + "/propertyNames", "a schema must be an object or a boolean");
+      }
+    }
+    ExprPtr value;
+    if (const auto it = s.find("patternProperties"); it != s.end()) {
+      // One pattern: every name matches it (so no property is additional).
+      if (!it->is_object() || it->size() != 1 || s.contains("propertyNames"))
+        grammar_error(loc + "/patternProperties",
+                      "'patternProperties' other than one pattern alone is not supported");
+      const std::string at = loc + "/patternProperties/" + it->begin().key();
+      name = string_schema(Json{{"pattern", it->begin().key()}}, at);
+      value = schema_rule(it->begin().value(), at, depth + 1);
+    } else {
+      if (extra == Json(false)) max = 0;
+      value = schema_rule(extra, loc + "/additionalProperties", depth + 1);
+    }
+    if (max && min.value_or(0) > *max)
+      grammar_error(loc, "no object has between {} and {} properties (unsatisfiable)",
+                    min.value_or(0), *max);
+    if (max == 0) return seq({literal("{"), ws(), literal("}")});
+    ExprPtr kv = seq({name, colon(), value});
+    ExprPtr members =
+        seq({kv, repeat(seq({comma(), kv}), 0, max ? static_cast<int32_t>(*max) - 1 : -1)});
+    if (min.value_or(0) == 0) members = repeat(members, 0, 1);
+    return seq({literal("{"), ws(), members, ws(), literal("}")});
   }
 
   // Properties in declared order; each suffix of the list is a rule (after something was

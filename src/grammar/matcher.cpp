@@ -51,6 +51,26 @@ std::vector<uint64_t> Matcher::signature() const {
   return out;
 }
 
+void Matcher::newest_set_key(std::span<const int32_t> set_ids, std::vector<uint64_t>& out) const {
+  out.clear();
+  const auto newest = static_cast<int32_t>(set_starts_.size()) - 1;
+  const std::vector<State>& states = grammar_->states();
+  for (size_t i = set_starts_.back(); i < items_.size(); ++i) {
+    // An item with no edge did its work (its completion) when the set closed.
+    const State& state = states[items_[i].state];
+    if (state.edges_begin == state.edges_end) continue;
+    const int32_t origin = items_[i].origin;
+    const uint64_t code = origin == newest     ? 0
+                          : origin == kContext ? 1
+                          : origin == kNowhere ? 2
+                                               : 3 + static_cast<uint64_t>(set_ids[origin]);
+    out.push_back(static_cast<uint64_t>(items_[i].state) << 32 | code);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.push_back(escaped_.back());
+}
+
 void Matcher::add(int32_t state, int32_t origin) {
   if (head_serial_[state] == serial_) {
     for (int32_t i = head_[state]; i >= 0; i = next_same_state_[i])

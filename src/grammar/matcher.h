@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,10 @@ class Matcher {
   static Matcher view_of_newest_set(const Matcher& from);
   // The newest set's items as (state, began before it) pairs, sorted and unique.
   std::vector<uint64_t> signature() const;
+  // The newest set's items that have edges as sorted (state, origin) keys, each earlier origin
+  // named by set_ids[origin], then the escaped flag: two views reached by different bytes whose
+  // keys are equal (under ids that name equal sets alike) read every later byte alike.
+  void newest_set_key(std::span<const int32_t> set_ids, std::vector<uint64_t>& out) const;
   // True when reading the bytes since the view was taken completed into the context.
   bool escaped() const { return escaped_.back() != 0; }
 

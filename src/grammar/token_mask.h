@@ -1,16 +1,20 @@
 // Per-tokenizer token trie and the vocabulary mask of a Matcher's state. The trie is walked
-// depth first, one matcher byte per trie edge with rollback, and a refused byte skips the
-// whole subtree: tokens sharing a prefix share its work. The walk runs on a view of the
+// depth first and a refused byte skips the whole subtree: tokens sharing a prefix share its
+// work. The walk determinizes the matcher on the fly (each Earley set met is named by its
+// key, and the set a byte leads to is computed once per walk), so most trie nodes cost one
+// table read instead of an Earley step. The walk runs on a view of the
 // matcher's newest set (Matcher::view_of_newest_set) and is cached by the view's signature:
 // tokens whose bytes stay inside the current rules (most of them inside a JSON string) are
 // decided once per grammar position; only those that complete into the context are checked
 // against the full matcher on each mask.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,10 +52,11 @@ class TokenVocabulary {
   std::vector<int32_t> eos_token_ids_;
   std::vector<Node> nodes_;
   std::vector<int32_t> node_tokens_;
+  uint32_t max_depth_ = 0;  // the longest token's bytes
 };
 
 // A grammar's masks over one vocabulary, with the per-position cache; shared by requests.
-class TokenMasker {
+class TokenMasker : public std::enable_shared_from_this<TokenMasker> {
  public:
   TokenMasker(std::shared_ptr<const Grammar> grammar,
               std::shared_ptr<const TokenVocabulary> vocabulary)
@@ -63,6 +68,10 @@ class TokenMasker {
   void fill_mask(Matcher& matcher, std::span<uint32_t> mask) const;
   // Computes the first position's mask now (the cache's caller pays, not the engine step).
   void warm_start() const { position(Matcher(grammar_)); }
+  // Starts computing the mask of `matcher`'s position on the shared MaskWorker, unless it is
+  // known or under way; fill_mask then waits for a walk under way instead of repeating it.
+  // Does nothing for a masker not owned by a shared_ptr.
+  void prefetch(const Matcher& matcher) const;
 
  private:
   struct Position {
@@ -70,12 +79,17 @@ class TokenMasker {
     std::vector<int32_t> dependent;
   };
   std::shared_ptr<const Position> position(const Matcher& matcher) const;
+  std::shared_ptr<const Position> walk(Matcher view) const;
+  // With mutex_ held.
+  void store(std::vector<uint64_t> key, std::shared_ptr<const Position> computed) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenVocabulary> vocabulary_;
   static constexpr size_t kMaxPositions = 256;  // each holds a vocabulary bitmask
   mutable std::mutex mutex_;
   mutable std::map<std::vector<uint64_t>, std::shared_ptr<const Position>> positions_;
+  mutable std::set<std::vector<uint64_t>> walking_;  // keys the worker is computing now
+  mutable std::condition_variable walked_;
 };
 
 inline size_t mask_words(int32_t vocab_size) { return (static_cast<size_t>(vocab_size) + 31) / 32; }

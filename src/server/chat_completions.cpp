@@ -59,7 +59,7 @@ ChatRequest parse_chat_request(const Json& body, ServerContext& context) {
                   "output; give one");
     r.params.constraint = std::move(call);
   }
-  adapt_sampling(served.output_format, r.params);
+  adapt_sampling(served, r.prompt, r.params);
   r.params.logprobs = top_logprobs(f, context.limits);
   std::optional<int64_t> max_tokens = f.integer("max_completion_tokens");
   const char* max_param = "max_completion_tokens";

@@ -1,6 +1,7 @@
 #include "server/chat_output.h"
 
 #include "server/openai_common.h"
+#include "tokenizer/tokenizer.h"
 
 namespace hadron::server {
 
@@ -28,8 +29,13 @@ ChatChoice make_chat_choice(OutputFormat format, bool tools_offered, bool starts
   return choice;
 }
 
-void adapt_sampling(OutputFormat format, SamplingParams& params) {
+void adapt_sampling(const ServedModel& served, const ChatPrompt& prompt, SamplingParams& params) {
+  const OutputFormat& format = served.output_format;
   if (format.tools == ToolFormat::kHarmony) params.skip_special_tokens = false;
+  if (params.constraint && format.reasoning && !prompt.reasoning_closed &&
+      served.tokenizer != nullptr)
+    if (std::optional<int32_t> end = served.tokenizer->token_to_id("</think>"))
+      params.constraint_after_token = *end;
 }
 
 }  // namespace hadron::server

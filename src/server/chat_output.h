@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "engine/sampling_params.h"
+#include "server/chat_prompt.h"
 #include "server/output_parser.h"
 
 namespace hadron::server {
@@ -28,7 +29,8 @@ struct ChatChoice {
 ChatChoice make_chat_choice(OutputFormat format, bool tools_offered, bool starts_in_reasoning);
 
 // What the output format needs of sampling: harmony's channel markers are special tokens,
-// so they must stay in the decoded text.
-void adapt_sampling(OutputFormat format, SamplingParams& params);
+// so they must stay in the decoded text; a reasoning model's constraint (structured output,
+// tool_choice) applies after its </think>, unless the prompt ended the thinking already.
+void adapt_sampling(const ServedModel& served, const ChatPrompt& prompt, SamplingParams& params);
 
 }  // namespace hadron::server

@@ -145,6 +145,8 @@ ChatPrompt render_chat(const ServedModel& served, ChatInputs inputs) {
   const size_t close = text.rfind("</think>");
   prompt.starts_in_reasoning =
       open != std::string::npos && (close == std::string::npos || close < open);
+  prompt.reasoning_closed =
+      close != std::string::npos && (open == std::string::npos || close > open);
   return prompt;
 }
 

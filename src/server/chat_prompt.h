@@ -12,6 +12,7 @@ namespace hadron::server {
 struct ChatPrompt {
   std::vector<int32_t> ids;
   bool starts_in_reasoning = false;  // the rendered prompt leaves a <think> open
+  bool reasoning_closed = false;     // its last think marker is </think> (thinking is over)
 };
 
 // `messages` of an OpenAI request, checked and normalised for the template.

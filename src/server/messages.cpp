@@ -8,6 +8,7 @@
 #include "server/handlers.h"
 #include "server/openai_common.h"
 #include "server/sse.h"
+#include "server/structured_output.h"
 
 namespace hadron::server {
 namespace {
@@ -86,6 +87,23 @@ Json anthropic_tools(const Fields& f) {
   return out;
 }
 
+// Anthropic's tool_choice in OpenAI's terms: auto and none as they are, any as required, a
+// tool as a named function; null when absent.
+Json openai_tool_choice(const Fields& f) {
+  const Json* choice = f.get("tool_choice");
+  if (choice == nullptr) return nullptr;
+  if (!choice->is_object()) f.wrong_type("tool_choice", "an object");
+  const Fields c(*choice, "tool_choice");
+  const std::string type = c.string("type").value_or("");
+  if (type == "auto" || type == "none") return type;
+  if (type == "any") return "required";
+  if (type != "tool")
+    bad_request("tool_choice.type", "tool_choice type must be auto, any, tool or none");
+  const std::optional<std::string> name = c.string("name");
+  if (!name) bad_request("tool_choice.name", "tool_choice of type tool needs the tool's name");
+  return Json{{"type", "function"}, {"function", {{"name", *name}}}};
+}
+
 struct MessagesRequest {
   ChatPrompt prompt;
   SamplingParams params;
@@ -102,6 +120,7 @@ MessagesRequest parse_messages_request(const Json& body, ServerContext& context)
   inputs.tools = anthropic_tools(f);
   inputs.messages = anthropic_messages(f, context.limits);
   r.tools_offered = !inputs.tools.is_null();
+  const Json tools = inputs.tools;
   if (const Json* thinking = f.get("thinking"))
     inputs.kwargs["enable_thinking"] = Fields(*thinking, "thinking").string("type") == "enabled";
   r.prompt = render_chat(served, std::move(inputs));
@@ -110,7 +129,12 @@ MessagesRequest parse_messages_request(const Json& body, ServerContext& context)
     if (const Json* v = f.get(key)) sampling[key] = *v;
   if (const Json* stop = f.get("stop_sequences")) sampling["stop"] = *stop;
   r.params = parse_sampling(Fields(sampling), {context.limits, served.defaults, served.vocab_size});
-  adapt_sampling(served.output_format, r.params);
+  // any or a named tool: the output is one call of an offered tool, in the model's syntax.
+  const Json choice = {{"tool_choice", openai_tool_choice(f)}};
+  if (!choice["tool_choice"].is_null())
+    r.params.constraint = parse_tool_choice(Fields(choice), tools, served.output_format.tools,
+                                            context.grammars.get());
+  adapt_sampling(served, r.prompt, r.params);
   f.required("max_tokens");
   r.params.max_tokens =
       resolve_max_tokens(f.integer("max_tokens"), static_cast<int64_t>(r.prompt.ids.size()),

@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import Ajv from 'ajv';
 import { startServer } from './server.mjs';
 
 let server, client;
@@ -60,4 +61,38 @@ test('messages: tools and tool results pass through; a wrong key is 401', async 
   const bad = new Anthropic({ baseURL: server.url, apiKey: 'wrong' });
   await assert.rejects(bad.messages.create({ model: 'models/default', max_tokens: 4,
     messages: [{ role: 'user', content: 'hi' }] }), (e) => e.status === 401);
+});
+
+test('messages: tool_choice any and tool constrain the output to one call of an offered tool', async () => {
+  const hermes = await startServer(['--tool-call-parser', 'hermes']);
+  try {
+    const c = new Anthropic({ baseURL: hermes.url, apiKey: 'unused' });
+    const weather = { type: 'object', properties: {
+      city: { type: 'string', maxLength: 10 }, unit: { enum: ['C', 'F'] } },
+    required: ['city', 'unit'], additionalProperties: false };
+    const clock = { type: 'object', properties: { zone: { type: 'string', pattern: '^[A-Z]{3}$' } },
+      required: ['zone'], additionalProperties: false };
+    const tools = [{ name: 'get_weather', input_schema: weather }, { name: 'get_time', input_schema: clock }];
+    const argsValid = { get_weather: new Ajv().compile(weather), get_time: new Ajv().compile(clock) };
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const cases = [[{ type: 'tool', name: 'get_time' }, 'get_time'], [{ type: 'any' }, null],
+      [{ type: 'any' }, null]];
+    for (const [toolChoice, expected] of cases) {
+      const r = await c.messages.create({ model: 'models/default', max_tokens: 300, temperature: 1,
+        tools, tool_choice: toolChoice, messages });
+      assert.equal(r.stop_reason, 'tool_use', JSON.stringify(r.content));
+      const uses = r.content.filter((b) => b.type === 'tool_use');
+      assert.equal(uses.length, 1, JSON.stringify(r.content));
+      if (expected) assert.equal(uses[0].name, expected);
+      assert.ok(uses[0].name in argsValid, uses[0].name);
+      assert.ok(argsValid[uses[0].name](uses[0].input), JSON.stringify(uses[0].input));
+    }
+    await assert.rejects(c.messages.create({ model: 'models/default', max_tokens: 5, tools, messages,
+      tool_choice: { type: 'tool', name: 'nope' } }), (e) => e.status === 400);
+    const free = await c.messages.create({ model: 'models/default', max_tokens: 5, tools, messages,
+      tool_choice: { type: 'none' } });
+    assert.equal(free.type, 'message');
+  } finally {
+    await hermes.stop();
+  }
 });

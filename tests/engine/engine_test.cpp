@@ -16,6 +16,8 @@
 #include "engine/generator.h"
 #include "engine/model_runner.h"
 #include "engine_test_util.h"
+#include "grammar/regex.h"
+#include "grammar/token_mask.h"
 
 namespace hadron {
 namespace {
@@ -226,6 +228,36 @@ TEST_P(EngineTest, StopTokensMaxTokensAndMinTokens) {
   result = generate(*model, {request})[0];
   EXPECT_EQ(result.completions[0].size(), 10u);
   EXPECT_EQ(result.finish_reasons[0], FinishReason::kLength);
+}
+
+// A reasoning model's constraint starts after its end-of-thinking token: before it the output
+// is free, after it every token follows the grammar. Vocabulary: token 5 is "a", token 7 (the
+// end of thinking) is special, every other token some other text; the grammar is "a+".
+TEST_P(EngineTest, ConstraintStartsAfterTheEndOfReasoningToken) {
+  auto model = load();
+  const auto n_vocab = static_cast<int32_t>(model->config().vocab_size);
+  constexpr int32_t kA = 5, kEndThink = 7;
+  std::vector<std::string> bytes(n_vocab);
+  for (int32_t t = 0; t < n_vocab; ++t) bytes[t] = "t" + std::to_string(t);
+  bytes[kA] = "a";
+  bytes[kEndThink] = "";
+  const auto masker = std::make_shared<const grammar::TokenMasker>(
+      std::make_shared<const grammar::Grammar>(grammar::compile_regex("a+")),
+      std::make_shared<const grammar::TokenVocabulary>(bytes, std::vector<int32_t>{}));
+  std::mt19937 rng(21);
+  GenerationRequest request = greedy_request(random_prompt(rng, 8, 8), 6);
+  request.params.constraint = masker;
+  request.params.logit_bias = {{kEndThink, 50.0f}};  // the model ends its thinking at once
+  const auto constrained = alone(*model, request);
+  EXPECT_EQ(constrained, std::vector<int32_t>(6, kA));  // the end token is refused
+  request.params.constraint_after_token = kEndThink;
+  const auto after = alone(*model, request);
+  ASSERT_EQ(after.size(), 6u);
+  EXPECT_EQ(after[0], kEndThink);  // free until then
+  EXPECT_EQ(std::vector<int32_t>(after.begin() + 1, after.end()), std::vector<int32_t>(5, kA));
+  request.params.logit_bias.clear();  // the end never comes: nothing is constrained
+  request.params.constraint_after_token = n_vocab + 1;
+  EXPECT_EQ(alone(*model, request), alone(*model, greedy_request(request.prompt, 6)));
 }
 
 TEST_P(EngineTest, LogprobsMatchTeacherForcedScores) {

@@ -120,20 +120,89 @@ TEST(JsonSchema, AnyJsonObject) {
   EXPECT_FALSE(matches(g, R"({"a" 1})"));
 }
 
+TEST(JsonSchema, NumberBounds) {
+  auto g =
+      share(compile_json_schema(R"({"type": "number", "minimum": -1.5, "exclusiveMaximum": 2})"));
+  for (const char* ok : {"-1", "0", "1", "-0.5", "0.25", "1.999"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"2", "2.5", "-2", "-1.6", "1e3", "3"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  g = share(compile_json_schema(R"({"type": "number", "exclusiveMinimum": 0})"));
+  for (const char* ok : {"1", "0.5", "12.75"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"0", "-0.5", "0.0", "-3"}) EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+TEST(JsonSchema, TuplesContainsAndFreeObjects) {
+  auto g = share(compile_json_schema(
+      R"({"items": [{"type": "integer"}, {"type": "string"}], "additionalItems": false})"));
+  EXPECT_TRUE(matches(g, R"([1, "a"])"));
+  EXPECT_TRUE(matches(g, "[1]"));
+  EXPECT_FALSE(matches(g, R"([1, "a", 2])"));
+  EXPECT_FALSE(matches(g, R"(["a"])"));
+  g = share(compile_json_schema(R"({"contains": {"const": 5}})"));
+  EXPECT_TRUE(matches(g, "[1, 5, 2]"));
+  EXPECT_TRUE(matches(g, "[5]"));
+  EXPECT_FALSE(matches(g, "[1, 2]"));
+  EXPECT_FALSE(matches(g, "[]"));
+  g = share(compile_json_schema(R"({"propertyNames": {"maxLength": 2}, "maxProperties": 2})"));
+  EXPECT_TRUE(matches(g, R"({"ab": 1, "c": [true]})"));
+  EXPECT_TRUE(matches(g, "{}"));
+  EXPECT_FALSE(matches(g, R"({"abc": 1})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1, "b": 2, "c": 3})"));
+}
+
+TEST(JsonSchema, MultiplesAndPatternProperties) {
+  auto g = share(compile_json_schema(R"({"type": "integer", "multipleOf": 7})"));
+  for (const char* ok : {"0", "7", "-14", "700", "9999997"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"1", "-8", "701", "7.0", "07"}) EXPECT_FALSE(matches(g, bad)) << bad;
+  g = share(compile_json_schema(R"({"multipleOf": 1.5})"));  // integers only: multiples of 3
+  EXPECT_TRUE(matches(g, "9"));
+  EXPECT_FALSE(matches(g, "4"));
+  EXPECT_NE(error_of(R"({"multipleOf": 1.01})").find("/multipleOf"), std::string::npos);
+  g = share(compile_json_schema(R"({"patternProperties": {"^x_": {"type": "integer"}}})"));
+  EXPECT_TRUE(matches(g, R"({"x_a": 1, "x_": 2})"));
+  EXPECT_FALSE(matches(g, R"({"x_a": "s"})"));
+  EXPECT_FALSE(matches(g, R"({"y": 1})"));
+  EXPECT_NE(error_of(R"({"patternProperties": {"a": {}, "b": {}}})").find("/patternProperties"),
+            std::string::npos);
+}
+
+TEST(JsonSchema, AllOfNotAndIgnoredConditionals) {
+  auto g = share(compile_json_schema(R"({"properties": {"a": {"type": "integer"}},
+      "required": ["a"], "allOf": [{"properties": {"b": {"type": "string"}},
+      "required": ["b"]}]})"));
+  EXPECT_TRUE(matches(g, R"({"a": 1, "b": "x"})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1})"));
+  EXPECT_FALSE(matches(g, R"({"b": "x"})"));
+  g = share(compile_json_schema(R"({"properties": {"a": {"not": {}}, "b": {"not": false}}})"));
+  EXPECT_TRUE(matches(g, R"({"b": [1]})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1})"));
+  g = share(compile_json_schema(R"({"type": "integer", "if": {"const": 1}})"));
+  EXPECT_TRUE(matches(g, "7"));
+  g = share(compile_json_schema(R"({"type": "string", "enum": ["a", 1, "b"]})"));
+  EXPECT_TRUE(matches(g, R"("b")"));
+  EXPECT_FALSE(matches(g, "1"));
+}
+
 TEST(JsonSchema, RefusedFeaturesNameLocationAndKeyword) {
   std::string e = error_of(R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})");
   EXPECT_NE(e.find("/properties/a/uniqueItems"), std::string::npos) << e;
   EXPECT_NE(e.find("unsupported JSON Schema keyword 'uniqueItems'"), std::string::npos) << e;
   e = error_of(R"({"type": "string", "format": "hostname-ish"})");
   EXPECT_NE(e.find("/format"), std::string::npos) << e;
-  e = error_of(R"({"allOf": [{"type": "string"}, {"minLength": 1}]})");
+  e = error_of(R"({"allOf": [{"type": "string"}, {"type": "string", "minLength": 1}]})");
   EXPECT_NE(e.find("/allOf"), std::string::npos) << e;
+  EXPECT_NE(e.find("'type' in more than one"), std::string::npos) << e;
   e = error_of(R"({"$ref": "http://example.com/s.json"})");
   EXPECT_NE(e.find("same document"), std::string::npos) << e;
   e = error_of(R"({"$ref": "#/$defs/missing"})");
   EXPECT_NE(e.find("does not resolve"), std::string::npos) << e;
-  e = error_of(R"({"type": "number", "minimum": 0.5})");
-  EXPECT_NE(e.find("/minimum"), std::string::npos) << e;
+  e = error_of(R"({"properties": {"a": {"not": {"type": "integer"}}}})");
+  EXPECT_NE(e.find("/properties/a/not"), std::string::npos) << e;
+  e = error_of(R"({"if": {"const": 1}, "then": {"const": 2}})");
+  EXPECT_NE(e.find("/if"), std::string::npos) << e;
+  e = error_of(R"({"type": "object", "minProperties": 2})");
+  EXPECT_NE(e.find("/minProperties"), std::string::npos) << e;
   e = error_of("{not json");
   EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
 }

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "grammar/gbnf.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/grammar_error.h"
 #include "grammar/json_schema.h"
@@ -81,37 +82,101 @@ TEST(TokenMask, AdmitsExactlyTheTokensWithAValidContinuation) {
   }
 }
 
-// On a real vocabulary the trie walk agrees with trying every token on its own.
+// Nesting inside one token: "((x))" and "(x))" differ only in which set a rule began in, so
+// the walk's determinized sets must tell the origins apart. Reference: the prefixes of
+// "(" * n + "x" + ")" * n.
+TEST(TokenMask, NestedRulesWithinOneToken) {
+  auto is_prefix = [](const std::string& s) {
+    const size_t open = s.find_first_not_of('(');
+    if (open == std::string::npos) return true;
+    if (s[open] != 'x') return false;
+    const std::string rest = s.substr(open + 1);
+    return rest.find_first_not_of(')') == std::string::npos && rest.size() <= open;
+  };
+  std::vector<std::string> vocab_bytes = {""};
+  for (const std::string& t : all_strings("(x)", 5))
+    if (!t.empty()) vocab_bytes.push_back(t);
+  const auto eos = static_cast<int32_t>(vocab_bytes.size());
+  vocab_bytes.push_back("");
+  const auto vocab =
+      std::make_shared<const TokenVocabulary>(vocab_bytes, std::vector<int32_t>{eos});
+  auto g = share(compile_gbnf(R"g(root ::= "x" | "(" root ")")g"));
+  const TokenMasker masker(g, vocab);
+  std::vector<uint32_t> mask(mask_words(vocab->size()));
+  for (const std::string& prefix : {"", "(", "((", "(((x", "((x)"}) {
+    Matcher m(g);
+    ASSERT_TRUE(m.advance(prefix));
+    masker.fill_mask(m, mask);
+    for (int32_t t = 1; t < eos; ++t)
+      EXPECT_EQ(mask_allows(mask, t), is_prefix(prefix + vocab_bytes[t]))
+          << "after '" << prefix << "' token '" << vocab_bytes[t] << "'";
+  }
+}
+
+// On a real vocabulary the trie walk agrees with trying every token on its own, for flat and
+// nested (recursive) grammars, whose Earley sets the walk determinizes.
 TEST(TokenMask, TrieWalkEqualsPerTokenCheck) {
   const Tokenizer tokenizer = Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
   const auto shared_vocab =
       std::make_shared<const TokenVocabulary>(make_token_vocabulary(tokenizer, {0}));
   const TokenVocabulary& vocab = *shared_vocab;
-  auto g = share(compile_json_schema(R"({"type": "object", "properties": {"name": {"type":
+  const std::vector<std::shared_ptr<const Grammar>> grammars = {
+      share(compile_json_schema(R"({"type": "object", "properties": {"name": {"type":
       "string", "maxLength": 12}, "n": {"type": "integer", "minimum": 0, "maximum": 500}},
-      "required": ["name", "n"]})"));
-  const TokenMasker masker(g, shared_vocab);
-  Matcher m(g);
-  std::vector<uint32_t> mask(mask_words(vocab.size()));
+      "required": ["name", "n"]})")),
+      share(compile_any_json_object()), share(compile_gbnf(R"g(root ::= "(" list ")"
+list ::= item | item "," list
+item ::= [a-c]+ | "(" list ")" | "\"" [^"]* "\"")g"))};
   std::mt19937 rng(3);
-  for (int step = 0; step < 40; ++step) {
-    masker.fill_mask(m, mask);
-    std::vector<int32_t> allowed;
-    for (int32_t t = 0; t < vocab.size(); ++t) {
-      bool ok;
-      if (vocab.is_eos(t)) {
-        ok = m.can_end();
-      } else {
-        ok = !vocab.bytes(t).empty() && m.advance(vocab.bytes(t));
-        if (ok) m.rollback(vocab.bytes(t).size());
+  for (const auto& g : grammars) {
+    const TokenMasker masker(g, shared_vocab);
+    Matcher m(g);
+    std::vector<uint32_t> mask(mask_words(vocab.size()));
+    for (int step = 0; step < 40; ++step) {
+      masker.fill_mask(m, mask);
+      std::vector<int32_t> allowed;
+      for (int32_t t = 0; t < vocab.size(); ++t) {
+        bool ok;
+        if (vocab.is_eos(t)) {
+          ok = m.can_end();
+        } else {
+          ok = !vocab.bytes(t).empty() && m.advance(vocab.bytes(t));
+          if (ok) m.rollback(vocab.bytes(t).size());
+        }
+        ASSERT_EQ(mask_allows(mask, t), ok) << "token " << t << " '" << vocab.bytes(t) << "'";
+        if (ok) allowed.push_back(t);
       }
-      ASSERT_EQ(mask_allows(mask, t), ok) << "token " << t << " '" << vocab.bytes(t) << "'";
-      if (ok) allowed.push_back(t);
+      ASSERT_FALSE(allowed.empty());
+      const int32_t pick = allowed[rng() % allowed.size()];
+      if (vocab.is_eos(pick)) break;
+      ASSERT_TRUE(vocab.accept(m, pick));
     }
+  }
+}
+
+// Masks computed ahead on the worker equal masks computed when asked, on fresh maskers.
+TEST(TokenMask, PrefetchedMasksEqualMasksComputedOnDemand) {
+  const Tokenizer tokenizer = Tokenizer::load(HADRON_SOURCE_DIR "/models/default");
+  const auto vocab = std::make_shared<const TokenVocabulary>(make_token_vocabulary(tokenizer, {0}));
+  auto g = share(compile_json_schema(R"({"type": "object", "properties": {"a": {"type":
+      "array", "items": {"type": "string"}}, "b": {"type": "number"}}})"));
+  const auto ahead = std::make_shared<const TokenMasker>(g, vocab);
+  const TokenMasker on_demand(g, vocab);
+  Matcher m(g);
+  std::vector<uint32_t> mask(mask_words(vocab->size())), expected(mask.size());
+  std::mt19937 rng(11);
+  for (int step = 0; step < 60; ++step) {
+    ahead->prefetch(m);
+    ahead->fill_mask(m, mask);
+    on_demand.fill_mask(m, expected);
+    ASSERT_EQ(mask, expected) << "step " << step;
+    std::vector<int32_t> allowed;
+    for (int32_t t = 0; t < vocab->size(); ++t)
+      if (mask_allows(mask, t)) allowed.push_back(t);
     ASSERT_FALSE(allowed.empty());
     const int32_t pick = allowed[rng() % allowed.size()];
-    if (vocab.is_eos(pick)) break;
-    ASSERT_TRUE(vocab.accept(m, pick));
+    if (vocab->is_eos(pick)) break;
+    ASSERT_TRUE(vocab->accept(m, pick));
   }
 }
 

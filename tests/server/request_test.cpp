@@ -1,7 +1,12 @@
 // Request parsing under limits: malformed and hostile bodies are 4xx with the field named.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "grammar/regex.h"
 #include "server/api_error.h"
+#include "server/chat_output.h"
 #include "server/chat_prompt.h"
 #include "server/sampling_request.h"
 #include "tokenizer/tokenizer.h"
@@ -150,6 +155,48 @@ TEST(ChatTemplateField, RefusedUnlessTrustedThenRendered) {
       status("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"),
       400);  // past the render limits
   EXPECT_EQ(status(5), 422);
+}
+
+// A reasoning model's constraint waits for its </think> unless the prompt closed the thinking.
+TEST(AdaptSampling, ConstraintAfterTheEndOfThinking) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "hadron_think_tokenizer.json";
+  std::ofstream(path) << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},
+      "added_tokens": [{"id": 2, "content": "<think>", "special": true},
+                       {"id": 3, "content": "</think>", "special": true}]})";
+  const Tokenizer tokenizer = Tokenizer::load(path.string());
+  ASSERT_EQ(tokenizer.token_to_id("</think>"), 3);
+  auto vocab = std::make_shared<const grammar::TokenVocabulary>(
+      std::vector<std::string>{"a", "b", "", ""}, std::vector<int32_t>{});
+  auto masker = std::make_shared<const grammar::TokenMasker>(
+      std::make_shared<const grammar::Grammar>(grammar::compile_regex("a+")), vocab);
+  ServedModel served;
+  served.tokenizer = &tokenizer;
+  served.output_format.reasoning = true;
+  const auto after = [&](bool constrained, bool closed) {
+    SamplingParams params;
+    if (constrained) params.constraint = masker;
+    ChatPrompt prompt;
+    prompt.reasoning_closed = closed;
+    adapt_sampling(served, prompt, params);
+    return params.constraint_after_token;
+  };
+  EXPECT_EQ(after(true, false), 3);
+  EXPECT_EQ(after(true, true), -1);  // e.g. enable_thinking false: <think></think> in the prompt
+  EXPECT_EQ(after(false, false), -1);
+  served.output_format.reasoning = false;
+  EXPECT_EQ(after(true, false), -1);
+  // The prompt's last marker decides whether thinking is over.
+  const Json body = Json::parse(R"({"messages": [{"role": "user", "content": "a"}]})");
+  const auto closed = [&](const char* chat_template) {
+    served.chat_template = chat::ChatTemplate::parse(chat_template);
+    return render_chat(served, openai_chat_inputs(Fields(body), served, {})).reasoning_closed;
+  };
+  EXPECT_TRUE(closed("{{ messages[0].content }}<think></think>"));
+  EXPECT_FALSE(closed("{{ messages[0].content }}<think>"));
+  EXPECT_FALSE(closed("{{ messages[0].content }}"));
+  EXPECT_FALSE(closed("</think>{{ messages[0].content }}<think>"));
+  std::filesystem::remove(path);
 }
 
 }  // namespace
