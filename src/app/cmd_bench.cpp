@@ -212,6 +212,7 @@ void run_throughput(BenchArgs args) {
 
 void add_shape_flags(CLI::App& command, BenchArgs& args) {
   add_engine_flags(command, args.engine, args.load_format);
+  add_speculative_flag(command, args.engine);
   command.add_option("--input-len", args.input_len, "prompt tokens per request");
   command.add_option("--output-len", args.output_len, "generated tokens per request");
   command.add_flag("--json", args.json, "print one JSON object");

@@ -90,6 +90,7 @@ void setup_generate(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* command = app.add_subcommand("generate", "generate continuations of prompts");
   add_engine_flags(*command, args->engine, args->load_format);
+  add_speculative_flag(*command, args->engine);
   command->add_option("--prompt,-p", args->input.prompt, "prompt text");
   command->add_option("--chat", args->input.chat, "a user message, with the chat template");
   command->add_option("--prompt-ids", args->input.prompt_ids, "prompt as whitespace-separated ids");

@@ -17,6 +17,10 @@ std::string default_model_dir();
 // --seed, --hf-overrides to `command`.
 void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& load_format);
 
+// Adds --speculative-config (vLLM's JSON object, engine/spec_config.h) to `command`, which
+// sets options.speculative (generate, serve and bench).
+void add_speculative_flag(CLI::App& command, EngineOptions& options);
+
 // Adds --hf-overrides (a JSON object merged into config.json, loader/hf_config.h) to `command`;
 // for commands that read a config without the other engine flags.
 void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides);

@@ -9,6 +9,7 @@
 
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
+#include "engine/spec_config.h"
 #include "kv/block_manager.h"
 #include "kv/state_slots.h"
 #include "models/weight_loader.h"
@@ -34,7 +35,8 @@ struct EngineOptions {
   bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
-  bool verbose = true;  // progress and timings on stderr
+  std::optional<SpeculativeConfig> speculative;  // --speculative-config
+  bool verbose = true;                           // progress and timings on stderr
 };
 
 inline constexpr int64_t kDefaultMaxModelLen = 8192;

@@ -35,13 +35,14 @@ struct SchedulerConfig {
 
 struct ScheduledSeq {
   Sequence* seq;
-  int64_t n_tokens;  // tokens [n_computed, n_computed + n_tokens) run this step
+  int64_t n_tokens;     // tokens [n_computed, n_computed + n_tokens) run this step
+  int64_t n_draft = 0;  // then seq->draft's first n_draft tokens, to verify (n_tokens is 1)
 };
 
 struct SchedulerOutput {
   std::vector<ScheduledSeq> seqs;
   std::vector<Sequence*> preempted;
-  int64_t n_tokens = 0;
+  int64_t n_tokens = 0;  // draft tokens included
 };
 
 class Scheduler {
@@ -55,13 +56,21 @@ class Scheduler {
   // Drops a sequence wherever it is and releases its blocks and state slot now.
   void remove(Sequence* seq);
   SchedulerOutput schedule();
-  // After the step ran: advances n_computed and registers newly full blocks for reuse.
+  // After the step ran: advances n_computed and registers newly full blocks for reuse
+  // (draft tokens are not counted: see accept_draft).
   void on_step_done(const SchedulerOutput& output);
+  // After verification appended n_accepted draft tokens and one more to seq.tokens: their KV,
+  // written by the step, counts as computed; blocks wholly past the sequence's tokens (rejected
+  // drafts' KV only) are freed. Rejected drafts' KV in a kept block is overwritten later.
+  void accept_draft(Sequence& seq, int64_t n_accepted);
 
   size_t n_running() const { return running_.size(); }
   size_t n_waiting() const { return waiting_.size(); }
 
  private:
+  // Blocks for seq.draft too, if they are free (a draft never preempts); trims seq.draft to
+  // what fits in `budget` and the blocks. Returns the draft tokens scheduled.
+  int64_t reserve_draft(Sequence& seq, int64_t budget);
   // Ensures seq's blocks cover n_computed + n_tokens tokens; false if blocks ran out.
   bool reserve(Sequence& seq, int64_t n_tokens);
   // Blocks seq needs beyond its own to cover n_computed + n_tokens tokens.
@@ -76,6 +85,8 @@ class Scheduler {
   // Tokens seq may run now: its uncomputed ones, up to its fork_at.
   static int64_t schedulable(const Sequence& seq);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
+  // Adds the drafts of scheduled decodes that budget and free blocks allow.
+  void schedule_drafts(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);
 
   SchedulerConfig config_;
