@@ -5,6 +5,7 @@
 #include "app/command.h"
 #include "app/engine_flags.h"
 #include "app/prompt_input.h"
+#include "app/spec_stats_print.h"
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/tokenizer_detokenizer.h"
@@ -84,6 +85,7 @@ void run_generate(const GenerateArgs& args) {
                stats.first_token_seconds, static_cast<long long>(stats.generated_tokens),
                stats.seconds, decode_seconds > 0 ? after_first / decode_seconds : 0.0,
                finish_reason_name(results[0].finish_reasons[0]));
+  if (options.speculative) print_spec_stats(stats.engine.spec);
 }
 
 void setup_generate(CLI::App& app) {

@@ -28,9 +28,8 @@ SpecMethod parse_method(const json& object) {
   const std::string method = object.at("method").get<std::string>();
   if (method == "ngram") return SpecMethod::kNgram;
   if (method == "mtp" || method == "eagle3" || method == "eagle" || method == "deepseek_mtp")
-    input_error(
-        "--speculative-config: method \"{}\" is not implemented yet; supported now: ngram",
-        method);
+    input_error("--speculative-config: method \"{}\" is not implemented yet; supported now: ngram",
+                method);
   input_error("--speculative-config: unknown method \"{}\"; supported: ngram", method);
 }
 
@@ -60,10 +59,10 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
   // A bound given alone moves the other's default out of its way.
   const bool has_min = object.contains("prompt_lookup_min");
   const bool has_max = object.contains("prompt_lookup_max");
-  config.prompt_lookup_min = integer_field(object, "prompt_lookup_min", config.prompt_lookup_min,
-                                           1, 1024);
-  config.prompt_lookup_max = integer_field(object, "prompt_lookup_max", config.prompt_lookup_max,
-                                           1, 1024);
+  config.prompt_lookup_min =
+      integer_field(object, "prompt_lookup_min", config.prompt_lookup_min, 1, 1024);
+  config.prompt_lookup_max =
+      integer_field(object, "prompt_lookup_max", config.prompt_lookup_max, 1, 1024);
   if (has_min && !has_max)
     config.prompt_lookup_max = std::max(config.prompt_lookup_max, config.prompt_lookup_min);
   if (has_max && !has_min)
@@ -71,8 +70,8 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
   if (config.prompt_lookup_min > config.prompt_lookup_max)
     input_error("--speculative-config: prompt_lookup_min ({}) is above prompt_lookup_max ({})",
                 config.prompt_lookup_min, config.prompt_lookup_max);
-  config.disable_by_batch_size = integer_field(object, "disable_by_batch_size",
-                                               config.disable_by_batch_size, 1, 1 << 20);
+  config.disable_by_batch_size =
+      integer_field(object, "disable_by_batch_size", config.disable_by_batch_size, 1, 1 << 20);
   return config;
 }
 

@@ -44,8 +44,8 @@ void SpecDecoder::record(SpecSeqState& state, int64_t n_draft, int64_t n_accepte
   ++stats_.n_drafts;
   stats_.n_draft_tokens += n_draft;
   stats_.n_accepted_tokens += n_accepted;
-  for (int64_t i = 0; i < n_accepted && i < static_cast<int64_t>(stats_.accepted_per_position.size());
-       ++i)
+  for (int64_t i = 0;
+       i < n_accepted && i < static_cast<int64_t>(stats_.accepted_per_position.size()); ++i)
     ++stats_.accepted_per_position[i];
   const double rate = static_cast<double>(n_accepted) / static_cast<double>(n_draft);
   state.acceptance = kAcceptanceDecay * state.acceptance + (1 - kAcceptanceDecay) * rate;

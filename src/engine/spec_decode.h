@@ -30,7 +30,7 @@ struct SpecStats {
 
 // A sequence's policy state.
 struct SpecSeqState {
-  double acceptance = 1.0;  // running fraction of its draft tokens accepted
+  double acceptance = 1.0;   // running fraction of its draft tokens accepted
   int64_t paused_steps = 0;  // steps left without drafts
 };
 
@@ -40,9 +40,7 @@ class SpecDecoder {
 
   const SpeculativeConfig& config() const { return config_; }
   // Whether sequences may draft in a step with n_running sequences running.
-  bool enabled_for(int64_t n_running) const {
-    return n_running <= config_.disable_by_batch_size;
-  }
+  bool enabled_for(int64_t n_running) const { return n_running <= config_.disable_by_batch_size; }
   // Draft tokens to follow `tokens` (prompt then output), at most `limit` of them.
   std::vector<int32_t> propose(std::span<const int32_t> tokens, SpecSeqState& state,
                                int64_t limit) const;

@@ -15,8 +15,7 @@ bool Engine::may_draft(const Tracked& t) const {
          !t.grammar && !t.prompt_logprobs_pending && seq.fork_at < 0;
 }
 
-void Engine::propose_drafts(std::vector<RequestOutput>& outputs,
-                            std::vector<Sequence*>& finished) {
+void Engine::propose_drafts(std::vector<RequestOutput>& outputs, std::vector<Sequence*>& finished) {
   for (auto& [key, tracked] : seqs_) tracked->seq.draft.clear();
   if (!spec_->enabled_for(static_cast<int64_t>(scheduler_.n_running()))) return;
   if (in_flight_) {  // drafts continue the newest tokens: take them now
@@ -28,9 +27,9 @@ void Engine::propose_drafts(std::vector<RequestOutput>& outputs,
     Sequence& seq = t.seq;
     if (!may_draft(t)) continue;
     // Accepting j drafts makes j + 1 tokens: within max_tokens and the context.
-    const int64_t limit =
-        std::min({spec_->config().num_speculative_tokens, seq.params->max_tokens - seq.n_output() - 1,
-                  model_.max_model_len() - static_cast<int64_t>(seq.tokens.size())});
+    const int64_t limit = std::min(
+        {spec_->config().num_speculative_tokens, seq.params->max_tokens - seq.n_output() - 1,
+         model_.max_model_len() - static_cast<int64_t>(seq.tokens.size())});
     if (limit <= 0) continue;
     seq.draft = spec_->propose(seq.tokens, t.spec, limit);
   }
