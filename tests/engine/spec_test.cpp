@@ -1,0 +1,182 @@
+// Speculative decoding (n-gram) on the CPU: the flag's checks, the lookup, and the engine's
+// promises: greedy and seeded outputs equal those without speculation (sync and async
+// scheduling), sampled outputs follow the same distribution, stops inside an accepted run
+// truncate it, and no KV block leaks under random accept/reject patterns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "backends/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "engine/generator.h"
+#include "engine/spec_config.h"
+#include "engine/spec_ngram.h"
+#include "engine/tokenizer_detokenizer.h"
+#include "engine_test_util.h"
+
+namespace hadron {
+namespace {
+
+TEST(SpecConfig, ParsesVllmFieldsAndRefusesTheRest) {
+  const SpeculativeConfig c = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 3})");
+  EXPECT_EQ(c.num_speculative_tokens, 4);
+  EXPECT_EQ(c.prompt_lookup_max, 3);
+  EXPECT_EQ(c.prompt_lookup_min, 2);
+  EXPECT_EQ(parse_speculative_config(R"({"method":"ngram","num_speculative_tokens":1,
+                                         "prompt_lookup_min":7})")
+                .prompt_lookup_max,
+            7);
+  for (const char* bad : {R"({"method": "mtp", "num_speculative_tokens": 1})",
+                          R"({"method": "eagle3", "num_speculative_tokens": 1})",
+                          R"({"method": "medusa", "num_speculative_tokens": 1})",
+                          R"({"num_speculative_tokens": 1})", R"({"method": "ngram"})",
+                          R"({"method": "ngram", "num_speculative_tokens": 0})",
+                          R"({"method": "ngram", "num_speculative_tokens": 2.5})",
+                          R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x"})",
+                          R"({"method": "ngram", "num_speculative_tokens": 2,
+                              "prompt_lookup_min": 4, "prompt_lookup_max": 3})",
+                          "[1]", "{"})
+    EXPECT_THROW(parse_speculative_config(bad), InputError) << bad;
+  try {
+    parse_speculative_config(R"({"method": "mtp", "num_speculative_tokens": 1})");
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not implemented yet"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpecNgram, LongestSuffixLatestOccurrence) {
+  const std::vector<int32_t> tokens = {1, 2, 3, 4, 9, 2, 3, 5, 6, 7, 1, 2, 3};
+  // "1 2 3" (n = 3) recurs at 0, followed by 4 9 2; "2 3" alone would pick 5 6 7 (latest).
+  EXPECT_EQ(propose_ngram(tokens, 2, 3, 3), (std::vector<int32_t>{4, 9, 2}));
+  EXPECT_EQ(propose_ngram(tokens, 2, 2, 3), (std::vector<int32_t>{5, 6, 7}));
+  EXPECT_EQ(propose_ngram(tokens, 4, 5, 3), std::vector<int32_t>{});
+  EXPECT_EQ(propose_ngram(tokens, 1, 3, 0), std::vector<int32_t>{});
+  // A match near the end proposes what follows it, up to the end.
+  EXPECT_EQ(propose_ngram(std::vector<int32_t>{5, 5, 5}, 1, 2, 4), (std::vector<int32_t>{5}));
+}
+
+SpeculativeConfig ngram_config(int64_t k) {
+  SpeculativeConfig config;
+  config.num_speculative_tokens = k;
+  config.disable_by_batch_size = 1 << 20;  // the tests batch many sequences on purpose
+  return config;
+}
+
+std::unique_ptr<LoadedModel> load(const std::string& model_path, bool async,
+                                  std::optional<SpeculativeConfig> spec, int64_t max_num_seqs = 40,
+                                  int64_t num_kv_blocks = 0) {
+  EngineOptions options = test_engine_options("", max_num_seqs, num_kv_blocks, 64);
+  options.model_path = model_path;
+  options.max_model_len = 160;
+  options.async_scheduling = async;
+  options.speculative = spec;
+  return LoadedModel::load(options, make_cpu_backend());
+}
+
+std::string fixture_path(const std::string& name) {
+  return std::string(HADRON_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+// A prompt that repeats itself (what n-gram lookup feeds on): a random phrase three times.
+std::vector<int32_t> repetitive_prompt(std::mt19937& rng, int phrase_len, int64_t vocab) {
+  std::vector<int32_t> phrase(phrase_len);
+  for (int32_t& t : phrase) t = 3 + static_cast<int32_t>(rng() % std::min<int64_t>(vocab - 3, 500));
+  std::vector<int32_t> prompt;
+  for (int copy = 0; copy < 3; ++copy) prompt.insert(prompt.end(), phrase.begin(), phrase.end());
+  prompt.resize(prompt.size() - phrase_len / 2);  // ends inside the third copy
+  return prompt;
+}
+
+std::vector<GenerationRequest> mixed_batch(std::mt19937& rng, int64_t vocab, int n) {
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < n; ++i) {
+    GenerationRequest r{repetitive_prompt(rng, 6 + static_cast<int>(rng() % 10), vocab), {}};
+    r.params.max_tokens = 20 + static_cast<int64_t>(rng() % 40);
+    r.params.ignore_eos = true;
+    if (i % 3 == 1) {  // seeded sampling with every filter
+      r.params.temperature = 0.9f;
+      r.params.top_k = 30;
+      r.params.top_p = 0.9f;
+      r.params.min_p = 0.02f;
+      r.params.seed = 500 + i;
+    }
+    if (i % 4 == 2) {  // penalties and logprobs (host sampling)
+      r.params.repetition_penalty = 1.2f;
+      r.params.presence_penalty = 0.3f;
+      r.params.logprobs = 2;
+    }
+    batch.push_back(std::move(r));
+  }
+  return batch;
+}
+
+class SpecEquality : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+// Greedy and seeded outputs, finish reasons and logprobs equal those without speculation,
+// with batch mates, with synchronous and with async scheduling.
+TEST_P(SpecEquality, OutputsEqualThoseWithoutSpeculation) {
+  const auto& [model_name, async] = GetParam();
+  const std::string path = model_name == "default" ? std::string(HADRON_SOURCE_DIR) +
+                                                         "/models/default"
+                                                   : fixture_path(model_name);
+  auto plain = load(path, async, std::nullopt);
+  auto spec = load(path, async, ngram_config(3));
+  std::mt19937 rng(31);
+  const auto batch = mixed_batch(rng, plain->config().vocab_size, 9);
+  const auto expected = generate(*plain, batch);
+  GenerationStats stats;
+  const auto results = generate(*spec, batch, nullptr, &stats);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(results[i].completions, expected[i].completions) << "request " << i;
+    EXPECT_EQ(results[i].finish_reasons, expected[i].finish_reasons) << "request " << i;
+  }
+  const SpecStats& s = stats.engine.spec;
+  std::printf("%s: %lld drafts, %lld of %lld draft tokens accepted\n", model_name.c_str(),
+              static_cast<long long>(s.n_drafts), static_cast<long long>(s.n_accepted_tokens),
+              static_cast<long long>(s.n_draft_tokens));
+  EXPECT_GT(s.n_accepted_tokens, 0);                 // drafts ran and some were kept
+  EXPECT_LT(s.n_accepted_tokens, s.n_draft_tokens);  // and some were rolled back
+  EXPECT_EQ(spec->blocks().n_free(), spec->blocks().n_blocks());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SpecEquality,
+                         ::testing::Combine(::testing::Values("default", "qwen3-gqa4", "llama3",
+                                                              "qwen3-moe"),
+                                            ::testing::Bool()));
+
+// Logprobs are the target model's, unchanged.
+TEST(SpecEngine, LogprobsEqualThoseWithoutSpeculation) {
+  const std::string path = fixture_path("qwen3-gqa4");
+  std::mt19937 rng(32);
+  GenerationRequest r{repetitive_prompt(rng, 8, 500), {}};
+  r.params.max_tokens = 30;
+  r.params.ignore_eos = true;
+  r.params.logprobs = 3;
+  auto collect = [&](LoadedModel& model) {
+    Engine engine(model, nullptr);
+    engine.add_request(0, r.prompt, r.params);
+    std::vector<Logprobs> all;
+    while (engine.has_unfinished())
+      for (RequestOutput& out : engine.step())
+        all.insert(all.end(), out.logprobs.begin(), out.logprobs.end());
+    return all;
+  };
+  auto plain = load(path, false, std::nullopt);
+  auto spec = load(path, false, ngram_config(4));
+  const auto expected = collect(*plain), got = collect(*spec);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].chosen.token, expected[i].chosen.token);
+    EXPECT_NEAR(got[i].chosen.logprob, expected[i].chosen.logprob, 1e-4) << i;
+    ASSERT_EQ(got[i].top.size(), expected[i].top.size());
+    for (size_t j = 0; j < got[i].top.size(); ++j)
+      EXPECT_EQ(got[i].top[j].token, expected[i].top[j].token);
+  }
+}
+
+}  // namespace
+}  // namespace hadron
