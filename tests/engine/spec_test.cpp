@@ -16,6 +16,7 @@
 #include "engine/spec_ngram.h"
 #include "engine/tokenizer_detokenizer.h"
 #include "engine_test_util.h"
+#include "tokenizer/tokenizer.h"
 
 namespace hadron {
 namespace {
@@ -30,16 +31,16 @@ TEST(SpecConfig, ParsesVllmFieldsAndRefusesTheRest) {
                                          "prompt_lookup_min":7})")
                 .prompt_lookup_max,
             7);
-  for (const char* bad : {R"({"method": "mtp", "num_speculative_tokens": 1})",
-                          R"({"method": "eagle3", "num_speculative_tokens": 1})",
-                          R"({"method": "medusa", "num_speculative_tokens": 1})",
-                          R"({"num_speculative_tokens": 1})", R"({"method": "ngram"})",
-                          R"({"method": "ngram", "num_speculative_tokens": 0})",
-                          R"({"method": "ngram", "num_speculative_tokens": 2.5})",
-                          R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x"})",
-                          R"({"method": "ngram", "num_speculative_tokens": 2,
+  for (const char* bad :
+       {R"({"method": "mtp", "num_speculative_tokens": 1})",
+        R"({"method": "eagle3", "num_speculative_tokens": 1})",
+        R"({"method": "medusa", "num_speculative_tokens": 1})", R"({"num_speculative_tokens": 1})",
+        R"({"method": "ngram"})", R"({"method": "ngram", "num_speculative_tokens": 0})",
+        R"({"method": "ngram", "num_speculative_tokens": 2.5})",
+        R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x"})",
+        R"({"method": "ngram", "num_speculative_tokens": 2,
                               "prompt_lookup_min": 4, "prompt_lookup_max": 3})",
-                          "[1]", "{"})
+        "[1]", "{"})
     EXPECT_THROW(parse_speculative_config(bad), InputError) << bad;
   try {
     parse_speculative_config(R"({"method": "mtp", "num_speculative_tokens": 1})");
@@ -120,9 +121,9 @@ class SpecEquality : public ::testing::TestWithParam<std::tuple<std::string, boo
 // with batch mates, with synchronous and with async scheduling.
 TEST_P(SpecEquality, OutputsEqualThoseWithoutSpeculation) {
   const auto& [model_name, async] = GetParam();
-  const std::string path = model_name == "default" ? std::string(HADRON_SOURCE_DIR) +
-                                                         "/models/default"
-                                                   : fixture_path(model_name);
+  const std::string path = model_name == "default"
+                               ? std::string(HADRON_SOURCE_DIR) + "/models/default"
+                               : fixture_path(model_name);
   auto plain = load(path, async, std::nullopt);
   auto spec = load(path, async, ngram_config(3));
   std::mt19937 rng(31);
@@ -176,6 +177,101 @@ TEST(SpecEngine, LogprobsEqualThoseWithoutSpeculation) {
     for (size_t j = 0; j < got[i].top.size(); ++j)
       EXPECT_EQ(got[i].top[j].token, expected[i].top[j].token);
   }
+}
+
+// P(chi-square with `df` degrees of freedom > x): the regularized upper incomplete gamma
+// Q(df / 2, x / 2), by its series below a + 1 and its continued fraction above.
+double chi_square_p_value(double x, int df) {
+  const double a = df / 2.0, z = x / 2.0;
+  if (z <= 0) return 1.0;
+  const double log_front = a * std::log(z) - z - std::lgamma(a);
+  if (z < a + 1) {
+    double term = 1.0 / a, sum = term;
+    for (int n = 1; n < 500; ++n) sum += term *= z / (a + n);
+    return 1.0 - sum * std::exp(log_front);
+  }
+  double b = z + 1 - a, c = 1e300, d = 1 / b, h = d;  // Lentz's method
+  for (int n = 1; n < 500; ++n) {
+    const double an = -n * (n - a);
+    b += 2;
+    d = 1 / (an * d + b);
+    c = b + an / c;
+    h *= d * c;
+  }
+  return std::exp(log_front) * h;
+}
+
+// Sampled continuations are distributed as without speculation: a chi-square test of
+// homogeneity over the first four tokens of 400 seeds per arm (disjoint seeds: with equal
+// seeds the outputs are equal, which the equality test checks). models/default continuing a
+// verse the prompt holds twice accepts some drafts and rejects others.
+TEST(SpecEngine, SampledOutputsFollowTheTargetDistribution) {
+  const std::string path = std::string(HADRON_SOURCE_DIR) + "/models/default";
+  auto plain = load(path, false, std::nullopt);
+  auto spec = load(path, false, ngram_config(3));
+  const std::string verse =
+      "And the LORD spake unto Moses, saying, Speak unto the children of Israel, that they "
+      "bring me an offering.\n";
+  const std::vector<int32_t> prompt = Tokenizer::load(path).encode(verse + verse, false);
+  constexpr int kSeeds = 400;
+  auto outcomes = [&](LoadedModel& model, uint64_t first_seed, GenerationStats* stats) {
+    std::vector<GenerationRequest> batch;
+    for (int i = 0; i < kSeeds; ++i) {
+      GenerationRequest r{prompt, {}};
+      r.params.max_tokens = 4;
+      r.params.ignore_eos = true;
+      r.params.temperature = 0.8f;
+      r.params.top_k = 8;
+      r.params.seed = first_seed + i;
+      batch.push_back(std::move(r));
+    }
+    std::map<std::vector<int32_t>, int> counts;
+    for (const GenerationResult& r : generate(model, batch, nullptr, stats))
+      ++counts[r.completions[0]];
+    return counts;
+  };
+  GenerationStats stats;
+  auto without = outcomes(*plain, 1, nullptr);
+  auto with = outcomes(*spec, 1'000'000, &stats);
+  // Categories with fewer than 10 outcomes over both arms pool into one.
+  std::map<std::vector<int32_t>, std::pair<int, int>> table;
+  for (const auto& [key, n] : without) table[key].first += n;
+  for (const auto& [key, n] : with) table[key].second += n;
+  std::vector<std::pair<int, int>> cells;
+  std::pair<int, int> rare{0, 0};
+  for (const auto& [key, pair] : table) {
+    if (pair.first + pair.second >= 10) {
+      cells.push_back(pair);
+    } else {
+      rare.first += pair.first;
+      rare.second += pair.second;
+    }
+  }
+  if (rare.first + rare.second > 0) cells.push_back(rare);
+  double chi2 = 0;
+  for (const auto& [a, b] : cells) {
+    const double expected = (a + b) / 2.0;  // equal arms
+    chi2 += (a - expected) * (a - expected) / expected + (b - expected) * (b - expected) / expected;
+  }
+  const int df = static_cast<int>(cells.size()) - 1;
+  const double p = chi_square_p_value(chi2, df);
+  const SpecStats& s = stats.engine.spec;
+  std::printf(
+      "chi-square %.2f, %d degrees of freedom, p = %.3f; %lld of %lld draft tokens "
+      "accepted\n",
+      chi2, df, p, static_cast<long long>(s.n_accepted_tokens),
+      static_cast<long long>(s.n_draft_tokens));
+  EXPECT_GE(df, 5);  // the outcomes do vary
+  EXPECT_GT(p, 0.001);
+  EXPECT_GT(s.n_accepted_tokens, s.n_draft_tokens / 10);  // drafts were kept often
+  EXPECT_LT(s.n_accepted_tokens, s.n_draft_tokens);       // and rejected too
+}
+
+TEST(SpecStatistics, ChiSquarePValueMatchesKnownQuantiles) {
+  EXPECT_NEAR(chi_square_p_value(3.841, 1), 0.05, 1e-3);
+  EXPECT_NEAR(chi_square_p_value(18.307, 10), 0.05, 1e-3);
+  EXPECT_NEAR(chi_square_p_value(2.558, 10), 0.99, 1e-3);
+  EXPECT_NEAR(chi_square_p_value(124.342, 100), 0.05, 1e-3);
 }
 
 }  // namespace
