@@ -274,5 +274,148 @@ TEST(SpecStatistics, ChiSquarePValueMatchesKnownQuantiles) {
   EXPECT_NEAR(chi_square_p_value(124.342, 100), 0.05, 1e-3);
 }
 
+// Random add / step / abort traffic with drafts accepted and rejected (greedy and sampled,
+// preemptions from a small pool): every block is free again at the end, and KV blocks that
+// held rejected drafts and went back to the prefix cache serve later hits correctly.
+TEST(SpecEngine, RandomAcceptRejectTrafficNeverLeaksBlocks) {
+  auto model = load(fixture_path("qwen3-gqa4"), false, ngram_config(4), 6, 20);
+  Engine engine(*model, nullptr);
+  std::mt19937 rng(34);
+  uint64_t next_id = 0;
+  std::vector<uint64_t> live;
+  for (int round = 0; round < 300; ++round) {
+    const int action = static_cast<int>(rng() % 4);
+    if (action == 0) {
+      SamplingParams params;
+      params.max_tokens = 1 + rng() % 70;
+      params.ignore_eos = true;
+      if (rng() % 2) {
+        params.temperature = 0.7f;
+        params.seed = rng();
+      }
+      engine.add_request(next_id, repetitive_prompt(rng, 3 + rng() % 12, 500), params);
+      live.push_back(next_id++);
+    } else if (action == 1 && !live.empty()) {
+      const size_t victim = rng() % live.size();
+      engine.abort_request(live[victim]);
+      live.erase(live.begin() + victim);
+    } else {
+      for (const RequestOutput& out : engine.step())
+        if (out.finished) std::erase(live, out.request_id);
+    }
+  }
+  for (uint64_t id : live) engine.abort_request(id);
+  while (engine.has_unfinished()) engine.step();
+  const EngineStats stats = engine.stats();
+  EXPECT_GT(stats.spec.n_accepted_tokens, 0);
+  EXPECT_LT(stats.spec.n_accepted_tokens, stats.spec.n_draft_tokens);
+  EXPECT_GT(stats.n_preemptions, 0);
+  EXPECT_EQ(model->blocks().n_free(), model->blocks().n_blocks());
+}
+
+TEST(SpecEngine, PrefixHitsOnBlocksWrittenByVerificationEqualMisses) {
+  const std::string path = fixture_path("qwen3-gqa4");
+  auto spec = load(path, false, ngram_config(4));
+  std::mt19937 rng(35);
+  GenerationRequest first{repetitive_prompt(rng, 7, 500), {}};
+  first.params.max_tokens = 60;
+  first.params.ignore_eos = true;
+  GenerationStats stats;
+  const auto output = generate(*spec, {first}, nullptr, &stats)[0].completions[0];
+  ASSERT_GT(stats.engine.spec.n_accepted_tokens, 0);
+  GenerationRequest second = first;
+  second.prompt.insert(second.prompt.end(), output.begin(), output.begin() + 50);
+  second.params.max_tokens = 20;
+  const int64_t hits_before = spec->blocks().stats().hit_tokens;
+  const auto hit = generate(*spec, {second})[0].completions[0];
+  EXPECT_GE(spec->blocks().stats().hit_tokens - hits_before, 56);  // 7 blocks of 8
+  EngineOptions options = test_engine_options("qwen3-gqa4", 4, 0, 64);
+  options.max_model_len = 160;
+  options.enable_prefix_caching = false;
+  auto plain = LoadedModel::load(options, make_cpu_backend());
+  EXPECT_EQ(hit, generate(*plain, {second})[0].completions[0]);
+}
+
+struct Streamed {
+  std::vector<std::vector<int32_t>> steps;  // tokens per step
+  std::string text;
+  FinishReason reason = FinishReason::kNone;
+  std::string stop_string;
+};
+
+Streamed stream(LoadedModel& model, const Detokenizer& detokenizer,
+                const std::vector<int32_t>& prompt, const SamplingParams& params) {
+  Engine engine(model, &detokenizer);
+  engine.add_request(0, prompt, params);
+  Streamed result;
+  while (engine.has_unfinished())
+    for (const RequestOutput& out : engine.step()) {
+      result.steps.push_back(out.token_ids);
+      result.text += out.text;
+      if (out.finished) {
+        result.reason = out.finish_reason;
+        result.stop_string = out.stop_string;
+      }
+    }
+  return result;
+}
+
+// A stop string or stop token met inside a run of accepted drafts ends the output there, as
+// without speculation: the tokens after it in the run are dropped, the text stops before it.
+TEST(SpecEngine, StopInsideAnAcceptedRunTruncatesIt) {
+  const std::string path = std::string(HADRON_SOURCE_DIR) + "/models/default";
+  const Tokenizer tokenizer = Tokenizer::load(path);
+  const TokenizerDetokenizer detokenizer(tokenizer);
+  auto plain = load(path, false, std::nullopt);
+  auto spec = load(path, false, ngram_config(4));
+  const std::string verse =
+      "And the LORD spake unto Moses, saying, Speak unto the children of Israel, that they "
+      "bring me an offering.\n";
+  const std::vector<int32_t> prompt = tokenizer.encode(verse + verse, false);
+  SamplingParams params;
+  params.max_tokens = 40;
+  params.ignore_eos = true;
+  const Streamed full = stream(*spec, detokenizer, prompt, params);
+  // The first step that produced three tokens or more (two accepted drafts and one more).
+  std::vector<int32_t> output;
+  size_t run_end = 0;
+  for (const auto& step : full.steps) {
+    output.insert(output.end(), step.begin(), step.end());
+    if (step.size() >= 3 && run_end == 0) run_end = output.size();
+  }
+  ASSERT_GT(run_end, 0u) << "no run of accepted drafts";
+  const size_t stop_at = run_end - 2;  // a token inside the run, not its last
+  const std::string through =
+      tokenizer.decode(std::span(output).first(stop_at + 1), /*skip_special_tokens=*/true);
+  const std::string before =
+      tokenizer.decode(std::span(output).first(stop_at), /*skip_special_tokens=*/true);
+  ASSERT_GT(through.size(), before.size());
+  // The shortest end of the text through that token found nowhere earlier: it completes there.
+  size_t len = through.size() - before.size();
+  while (len < through.size() &&
+         through.find(through.substr(through.size() - len)) != through.size() - len)
+    ++len;
+  SamplingParams with_stop = params;
+  with_stop.stop = {through.substr(through.size() - len)};
+  ASSERT_EQ(through.find(with_stop.stop[0]), through.size() - len);
+  for (LoadedModel* model : {plain.get(), spec.get()}) {
+    const Streamed got = stream(*model, detokenizer, prompt, with_stop);
+    std::vector<int32_t> tokens;
+    for (const auto& step : got.steps) tokens.insert(tokens.end(), step.begin(), step.end());
+    EXPECT_EQ(tokens, std::vector<int32_t>(output.begin(), output.begin() + stop_at + 1));
+    EXPECT_EQ(got.text, through.substr(0, through.size() - len));
+    EXPECT_EQ(got.reason, FinishReason::kStop);
+    EXPECT_EQ(got.stop_string, with_stop.stop[0]);
+  }
+  SamplingParams with_stop_token = params;
+  with_stop_token.stop_token_ids = {output[stop_at]};
+  const size_t first = std::find(output.begin(), output.end(), output[stop_at]) - output.begin();
+  const Streamed got = stream(*spec, detokenizer, prompt, with_stop_token);
+  std::vector<int32_t> tokens;
+  for (const auto& step : got.steps) tokens.insert(tokens.end(), step.begin(), step.end());
+  EXPECT_EQ(tokens, std::vector<int32_t>(output.begin(), output.begin() + first + 1));
+  EXPECT_EQ(got.reason, FinishReason::kStop);
+}
+
 }  // namespace
 }  // namespace hadron
