@@ -85,7 +85,11 @@ void run_generate(const GenerateArgs& args) {
                stats.first_token_seconds, static_cast<long long>(stats.generated_tokens),
                stats.seconds, decode_seconds > 0 ? after_first / decode_seconds : 0.0,
                finish_reason_name(results[0].finish_reasons[0]));
-  if (options.speculative) print_spec_stats(stats.engine.spec);
+  if (options.speculative) {
+    print_spec_stats(stats.engine.spec);
+    std::fprintf(stderr, "%lld engine steps for %lld tokens\n", static_cast<long long>(stats.steps),
+                 static_cast<long long>(stats.generated_tokens));
+  }
 }
 
 void setup_generate(CLI::App& app) {
