@@ -21,12 +21,14 @@ SpecDecoder::SpecDecoder(const SpeculativeConfig& config) : config_(config) {
   stats_.accepted_per_position.assign(config.num_speculative_tokens, 0);
 }
 
-std::vector<int32_t> SpecDecoder::propose(std::span<const int32_t> tokens, SpecSeqState& state,
-                                          int64_t limit) const {
-  if (state.paused_steps > 0) {
-    --state.paused_steps;
-    return {};
-  }
+bool SpecDecoder::ready(SpecSeqState& state) const {
+  if (state.paused_steps == 0) return true;
+  --state.paused_steps;
+  return false;
+}
+
+std::vector<int32_t> SpecDecoder::propose(std::span<const int32_t> tokens,
+                                          const SpecSeqState& state, int64_t limit) const {
   // k shrinks with the acceptance rate: a draft past the expected accepted run costs compute
   // and rarely pays.
   const auto scaled = static_cast<int64_t>(

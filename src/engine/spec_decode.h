@@ -41,8 +41,11 @@ class SpecDecoder {
   const SpeculativeConfig& config() const { return config_; }
   // Whether sequences may draft in a step with n_running sequences running.
   bool enabled_for(int64_t n_running) const { return n_running <= config_.disable_by_batch_size; }
+  // Whether a sequence drafts this step (called once per step for each decoding sequence:
+  // it counts a pause down).
+  bool ready(SpecSeqState& state) const;
   // Draft tokens to follow `tokens` (prompt then output), at most `limit` of them.
-  std::vector<int32_t> propose(std::span<const int32_t> tokens, SpecSeqState& state,
+  std::vector<int32_t> propose(std::span<const int32_t> tokens, const SpecSeqState& state,
                                int64_t limit) const;
   // A verified draft of n_draft tokens whose first n_accepted were accepted.
   void record(SpecSeqState& state, int64_t n_draft, int64_t n_accepted);

@@ -10,28 +10,30 @@ namespace hadron {
 bool Engine::may_draft(const Tracked& t) const {
   const Sequence& seq = t.seq;
   // Structured output would need the grammar's mask at every draft position; prompt
-  // logprobs and forks belong to prefill.
-  return seq.state == SeqState::kRunning && seq.n_uncomputed() == 1 && seq.tokens.back() >= 0 &&
-         !t.grammar && !t.prompt_logprobs_pending && seq.fork_at < 0;
+  // logprobs and forks belong to prefill. The newest token may still be in flight.
+  return seq.state == SeqState::kRunning && seq.n_uncomputed() == 1 && !t.grammar &&
+         !t.prompt_logprobs_pending && seq.fork_at < 0;
 }
 
 void Engine::propose_drafts(std::vector<RequestOutput>& outputs, std::vector<Sequence*>& finished) {
   for (auto& [key, tracked] : seqs_) tracked->seq.draft.clear();
   if (!spec_->enabled_for(static_cast<int64_t>(scheduler_.n_running()))) return;
-  if (in_flight_) {  // drafts continue the newest tokens: take them now
+  std::vector<Tracked*> drafting;
+  for (auto& [key, tracked] : seqs_)
+    if (may_draft(*tracked) && spec_->ready(tracked->spec)) drafting.push_back(tracked.get());
+  if (drafting.empty()) return;  // a step in flight stays in flight
+  if (in_flight_) {              // drafts continue the newest tokens: take them now
     collect(*in_flight_, outputs, finished);
     in_flight_.reset();
   }
-  for (auto& [key, tracked] : seqs_) {
-    Tracked& t = *tracked;
-    Sequence& seq = t.seq;
-    if (!may_draft(t)) continue;
+  for (Tracked* t : drafting) {
+    Sequence& seq = t->seq;
+    if (seq.state != SeqState::kRunning) continue;  // finished with the tokens just taken
     // Accepting j drafts makes j + 1 tokens: within max_tokens and the context.
     const int64_t limit = std::min(
         {spec_->config().num_speculative_tokens, seq.params->max_tokens - seq.n_output() - 1,
          model_.max_model_len() - static_cast<int64_t>(seq.tokens.size())});
-    if (limit <= 0) continue;
-    seq.draft = spec_->propose(seq.tokens, t.spec, limit);
+    if (limit > 0) seq.draft = spec_->propose(seq.tokens, t->spec, limit);
   }
 }
 

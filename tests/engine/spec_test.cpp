@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/spec_config.h"
+#include "engine/spec_decode.h"
 #include "engine/spec_ngram.h"
 #include "engine/tokenizer_detokenizer.h"
 #include "engine_test_util.h"
@@ -415,6 +416,61 @@ TEST(SpecEngine, StopInsideAnAcceptedRunTruncatesIt) {
   for (const auto& step : got.steps) tokens.insert(tokens.end(), step.begin(), step.end());
   EXPECT_EQ(tokens, std::vector<int32_t>(output.begin(), output.begin() + first + 1));
   EXPECT_EQ(got.reason, FinishReason::kStop);
+}
+
+// The policy: a sequence whose drafts are rejected pauses, then probes with a shorter draft;
+// acceptance is counted by position.
+TEST(SpecPolicy, RejectionsPauseThenProbeWithAShorterDraft) {
+  SpecDecoder decoder(ngram_config(4));
+  SpecSeqState state;
+  const std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2};
+  EXPECT_TRUE(decoder.ready(state));
+  EXPECT_EQ(decoder.propose(tokens, state, 4), (std::vector<int32_t>{3, 4, 5, 6}));
+  EXPECT_EQ(decoder.propose(tokens, state, 2), (std::vector<int32_t>{3, 4}));
+  decoder.record(state, 4, 2);  // rate 0.75
+  EXPECT_EQ(decoder.propose(tokens, state, 4).size(), 3u);
+  decoder.record(state, 3, 0);  // 0.375
+  decoder.record(state, 2, 0);  // 0.1875: pause
+  for (int step = 0; step < 8; ++step) EXPECT_FALSE(decoder.ready(state)) << step;
+  EXPECT_TRUE(decoder.ready(state));
+  EXPECT_EQ(decoder.propose(tokens, state, 4).size(), 2u);  // probing from 0.5
+  EXPECT_EQ(decoder.stats().n_drafts, 3);
+  EXPECT_EQ(decoder.stats().n_draft_tokens, 9);
+  EXPECT_EQ(decoder.stats().accepted_per_position, (std::vector<int64_t>{1, 1, 0, 0}));
+}
+
+// No step drafts while more sequences run than disable_by_batch_size.
+TEST(SpecPolicy, LargeBatchesDoNotDraft) {
+  const std::string path = fixture_path("qwen3-gqa4");
+  std::mt19937 rng(36);
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 4; ++i) {
+    GenerationRequest r{repetitive_prompt(rng, 5, 500), {}};
+    r.params.max_tokens = 30;
+    r.params.ignore_eos = true;
+    batch.push_back(std::move(r));
+  }
+  for (int64_t limit : {3, 4}) {
+    SpeculativeConfig config = ngram_config(3);
+    config.disable_by_batch_size = limit;
+    auto model = load(path, false, config);
+    GenerationStats stats;
+    generate(*model, batch, nullptr, &stats);
+    if (limit == 3)
+      EXPECT_EQ(stats.engine.spec.n_drafts, 0);
+    else
+      EXPECT_GT(stats.engine.spec.n_drafts, 0);
+  }
+}
+
+TEST(SpecEngine, RefusesModelsWithLinearAttentionState) {
+  auto model = load(fixture_path("qwen3-next"), false, ngram_config(2), 4);
+  try {
+    Engine engine(*model, nullptr);
+    ADD_FAILURE() << "a DeltaNet hybrid was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("DeltaNet"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
