@@ -333,7 +333,7 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
     RequestOutput out = start_output(t, seq.n_output() == 0);
     if (n_draft > 0) {
       verify_draft(t, n_draft, std::span(logits).subspan((row - n_rows) * vocab, n_rows * vocab),
-                   out);
+                   static_cast<int64_t>(plan.seqs.size()), out);
     } else {
       seq.tokens.push_back(
           process_and_sample(t, std::span(logits).subspan((row - 1) * vocab, vocab), out));
@@ -350,6 +350,7 @@ std::vector<RequestOutput> Engine::step() {
   const double runner_before = runner_seconds_;
   std::vector<RequestOutput> outputs;
   std::vector<Sequence*> finished;
+  const bool was_idle = !in_flight_;  // nothing of an earlier step waited on in this one
   if (spec_) propose_drafts(outputs, finished);
   SchedulerOutput plan = schedule_step();
   // Verified drafts need every position's logits, on the host.
@@ -391,6 +392,7 @@ std::vector<RequestOutput> Engine::step() {
   } else {
     run_on_host(plan, build_steps(plan), outputs, finished);
   }
+  if (spec_ && was_idle && !in_flight_) observe_step_cost(plan, seconds_since(step_start));
   for (const Sequence* seq : finished) seqs_.erase(seq);
   ++n_steps_;
   host_seconds_ += seconds_since(step_start) - (runner_seconds_ - runner_before);

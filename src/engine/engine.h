@@ -151,7 +151,11 @@ class Engine {
   // Samples every row of a verified chunk [newest, draft...] (logits [1 + n_draft, vocab]) as
   // ordinary steps would, token by token, until a sampled token differs from the draft or the
   // sequence finishes; then rolls the KV of rejected drafts back.
-  void verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits, RequestOutput& out);
+  // (n_seqs: the step's sequences, for the policy.)
+  void verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits, int64_t n_seqs,
+                    RequestOutput& out);
+  // Feeds the policy's cost model with a synchronous decode step's wall time.
+  void observe_step_cost(const SchedulerOutput& plan, double seconds);
   void collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,
                                const SequenceStep& step, int64_t vocab);
 

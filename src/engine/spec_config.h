@@ -17,6 +17,9 @@ struct SpeculativeConfig {
   int64_t prompt_lookup_max = 5;
   // Speculation is off in steps running more decoding sequences than this.
   int64_t disable_by_batch_size = 16;
+  // A sequence drafts only while its acceptance beats what a draft token costs in measured
+  // step time (engine/spec_decode.h); not a JSON field (tests turn it off for determinism).
+  bool weigh_step_costs = true;
 };
 
 inline constexpr int64_t kMaxSpeculativeTokens = 16;

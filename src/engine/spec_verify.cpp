@@ -37,7 +37,7 @@ void Engine::propose_drafts(std::vector<RequestOutput>& outputs, std::vector<Seq
   }
 }
 
-void Engine::verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits,
+void Engine::verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits, int64_t n_seqs,
                           RequestOutput& out) {
   Sequence& seq = t.seq;
   const int64_t vocab = model_.config().vocab_size;
@@ -59,8 +59,15 @@ void Engine::verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits,
     n_accepted += accepted;
     if (out.finished || !accepted) break;
   }
-  spec_->record(t.spec, n_draft, n_accepted);
+  spec_->record(t.spec, n_draft, n_accepted, n_seqs);
   if (!out.finished) scheduler_.accept_draft(seq, n_accepted);  // finished: blocks are freed
+}
+
+void Engine::observe_step_cost(const SchedulerOutput& plan, double seconds) {
+  if (plan.seqs.empty()) return;
+  for (const ScheduledSeq& s : plan.seqs)
+    if (s.n_tokens != 1) return;  // prefill chunks cost otherwise
+  spec_->observe_step(plan.n_tokens, seconds);
 }
 
 }  // namespace hadron

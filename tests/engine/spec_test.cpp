@@ -65,6 +65,7 @@ SpeculativeConfig ngram_config(int64_t k) {
   SpeculativeConfig config;
   config.num_speculative_tokens = k;
   config.disable_by_batch_size = 1 << 20;  // the tests batch many sequences on purpose
+  config.weigh_step_costs = false;         // drafts regardless of this machine's timings
   return config;
 }
 
@@ -427,10 +428,10 @@ TEST(SpecPolicy, RejectionsPauseThenProbeWithAShorterDraft) {
   EXPECT_TRUE(decoder.ready(state));
   EXPECT_EQ(decoder.propose(tokens, state, 4), (std::vector<int32_t>{3, 4, 5, 6}));
   EXPECT_EQ(decoder.propose(tokens, state, 2), (std::vector<int32_t>{3, 4}));
-  decoder.record(state, 4, 2);  // rate 0.75
+  decoder.record(state, 4, 2, 1);  // rate 0.75
   EXPECT_EQ(decoder.propose(tokens, state, 4).size(), 3u);
-  decoder.record(state, 3, 0);  // 0.375
-  decoder.record(state, 2, 0);  // 0.1875: pause
+  decoder.record(state, 3, 0, 1);  // 0.375
+  decoder.record(state, 2, 0, 1);  // 0.1875: pause
   for (int step = 0; step < 8; ++step) EXPECT_FALSE(decoder.ready(state)) << step;
   EXPECT_TRUE(decoder.ready(state));
   EXPECT_EQ(decoder.propose(tokens, state, 4).size(), 2u);  // probing from 0.5
@@ -471,6 +472,35 @@ TEST(SpecEngine, RefusesModelsWithLinearAttentionState) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("DeltaNet"), std::string::npos) << e.what();
   }
+}
+
+// Step costs fitted from decode steps: a CPU-like machine where a token costs as much as the
+// step's fixed part, and a GPU-like one where extra tokens are nearly free.
+TEST(SpecPolicy, StepCostModelFindsWhereDraftsPay) {
+  StepCostModel costs;
+  EXPECT_EQ(costs.break_even(1), 0);  // nothing known yet
+  for (int step = 0; step < 40; ++step) costs.observe(1, 2e-3);
+  EXPECT_EQ(costs.break_even(1), 0);  // only plain steps: no slope yet
+  for (int step = 0; step < 40; ++step)
+    costs.observe(step % 4 == 0 ? 4 : 1, step % 4 == 0 ? 5e-3 : 2e-3);
+  EXPECT_NEAR(costs.break_even(1), 0.5, 0.02);  // 1 ms per token, 1 ms fixed
+  EXPECT_NEAR(costs.break_even(8), 8.0 / 9, 0.02);
+  StepCostModel gpu;
+  for (int step = 0; step < 80; ++step) gpu.observe(step % 2 ? 4 : 1, step % 2 ? 10.3e-3 : 10e-3);
+  EXPECT_LT(gpu.break_even(1), 0.02);
+  // With costs weighed, a sequence accepting 60% pauses where a token costs 0.5 of a step's
+  // time at batch 8 (break-even 0.89) but not at batch 1 (0.5).
+  SpeculativeConfig config = ngram_config(4);
+  config.weigh_step_costs = true;
+  SpecDecoder decoder(config);
+  for (int step = 0; step < 40; ++step)
+    decoder.observe_step(step % 4 == 0 ? 4 : 1, step % 4 == 0 ? 5e-3 : 2e-3);
+  SpecSeqState alone, batched;
+  decoder.record(alone, 5, 3, 1);  // acceptance 0.8
+  decoder.record(alone, 5, 2, 1);  // 0.6 > 0.5
+  EXPECT_TRUE(decoder.ready(alone));
+  decoder.record(batched, 5, 3, 8);  // 0.8 < 0.89
+  EXPECT_FALSE(decoder.ready(batched));
 }
 
 }  // namespace
