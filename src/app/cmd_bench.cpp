@@ -10,6 +10,7 @@
 #include "app/bench_serve.h"
 #include "app/command.h"
 #include "app/engine_flags.h"
+#include "app/spec_stats_print.h"
 #include "backends/backend_factory.h"
 #include "core/error.h"
 #include "engine/generator.h"
@@ -45,6 +46,7 @@ struct LatencyRun {
   double prefill_seconds = 0;                     // until every sequence has its first token
   double decode_seconds = 0;                      // the remaining output_len - 1 steps
   uint64_t decode_from_ns = 0, decode_to_ns = 0;  // the kernel tracer's clock, when tracing
+  SpecStats spec;                                 // speculative decoding's counters
 };
 
 uint64_t trace_clock(KernelTracer* tracer) { return tracer ? tracer->now_ns() : 0; }
@@ -65,7 +67,7 @@ LatencyRun run_latency_once(LoadedModel& model, const BenchArgs& args, std::mt19
   const uint64_t from_ns = trace_clock(tracer);
   while (engine.has_unfinished()) engine.step();
   return {seconds_between(start, first), seconds_between(first, Clock::now()), from_ns,
-          trace_clock(tracer)};
+          trace_clock(tracer), engine.stats().spec};
 }
 
 // --kernel-trace: the kernels of the last run's decode steps, as a per-step table (to `path`
@@ -132,6 +134,7 @@ void run_latency(BenchArgs args) {
         static_cast<long long>(args.batch), static_cast<long long>(args.input_len),
         static_cast<long long>(args.output_len), load_seconds, prefill_s, prefill_tps, decode_tps,
         tpot_ms, prefill_s + decode_s);
+    if (args.engine.speculative) print_spec_stats_json(run.spec);
     return;
   }
   std::printf("batch %lld, input %lld, output %lld on %s (median of %d)\n",
@@ -141,6 +144,7 @@ void run_latency(BenchArgs args) {
   std::printf("  prefill: %.4f s, %.1f tok/s\n", prefill_s, prefill_tps);
   std::printf("  decode:  %.1f tok/s, %.3f ms per output token\n", decode_tps, tpot_ms);
   std::printf("  end to end: %.4f s (model load %.2f s)\n", prefill_s + decode_s, load_seconds);
+  if (args.engine.speculative) print_spec_stats(run.spec, stdout);
 }
 
 // "<name>": {"steps": .., "tokens": .., "seconds": ..} then `after`.
@@ -194,6 +198,7 @@ void run_throughput(BenchArgs args) {
     print_step_kind_json("decode_steps", e.decode_steps, ", ");
     print_step_kind_json("mixed_steps", e.mixed_steps, ", ");
     print_step_kind_json("prefill_steps", e.prefill_steps, "}\n");
+    if (args.engine.speculative) print_spec_stats_json(e.spec);
     return;
   }
   std::printf(
@@ -209,10 +214,12 @@ void run_throughput(BenchArgs args) {
   print_step_kind("decode-only", e.decode_steps);
   print_step_kind("mixed", e.mixed_steps);
   print_step_kind("prefill-only", e.prefill_steps);
+  if (args.engine.speculative) print_spec_stats(e.spec, stdout);
 }
 
 void add_shape_flags(CLI::App& command, BenchArgs& args) {
   add_engine_flags(command, args.engine, args.load_format);
+  add_speculative_flag(command, args.engine);
   command.add_option("--input-len", args.input_len, "prompt tokens per request");
   command.add_option("--output-len", args.output_len, "generated tokens per request");
   command.add_flag("--json", args.json, "print one JSON object");

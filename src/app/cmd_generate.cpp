@@ -5,6 +5,7 @@
 #include "app/command.h"
 #include "app/engine_flags.h"
 #include "app/prompt_input.h"
+#include "app/spec_stats_print.h"
 #include "core/error.h"
 #include "engine/generator.h"
 #include "engine/tokenizer_detokenizer.h"
@@ -84,12 +85,18 @@ void run_generate(const GenerateArgs& args) {
                stats.first_token_seconds, static_cast<long long>(stats.generated_tokens),
                stats.seconds, decode_seconds > 0 ? after_first / decode_seconds : 0.0,
                finish_reason_name(results[0].finish_reasons[0]));
+  if (options.speculative) {
+    print_spec_stats(stats.engine.spec);
+    std::fprintf(stderr, "%lld engine steps for %lld tokens\n", static_cast<long long>(stats.steps),
+                 static_cast<long long>(stats.generated_tokens));
+  }
 }
 
 void setup_generate(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* command = app.add_subcommand("generate", "generate continuations of prompts");
   add_engine_flags(*command, args->engine, args->load_format);
+  add_speculative_flag(*command, args->engine);
   command->add_option("--prompt,-p", args->input.prompt, "prompt text");
   command->add_option("--chat", args->input.chat, "a user message, with the chat template");
   command->add_option("--prompt-ids", args->input.prompt_ids, "prompt as whitespace-separated ids");

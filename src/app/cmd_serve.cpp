@@ -180,6 +180,7 @@ void setup_serve(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* command = app.add_subcommand("serve", "OpenAI- and Anthropic-compatible HTTP server");
   add_engine_flags(*command, args->engine, args->load_format);
+  add_speculative_flag(*command, args->engine);
   command->add_option("--host", args->http.host, "address to listen on");
   command->add_option("--port", args->http.port, "port (0: any free port)");
   command->add_option("--api-key", args->api_key, "require this key (Authorization: Bearer)");

@@ -123,6 +123,15 @@ void add_kv_offload_flags(CLI::App& command, OffloadOptions& offload) {
       ->check(CLI::NonNegativeNumber);
 }
 
+void add_speculative_flag(CLI::App& command, EngineOptions& options) {
+  command.add_option_function<std::string>(
+      "--speculative-config",
+      [&options](const std::string& json) { options.speculative = parse_speculative_config(json); },
+      "speculative decoding, a JSON object with vLLM's fields, e.g. '{\"method\": \"ngram\", "
+      "\"num_speculative_tokens\": 3}' (also prompt_lookup_min/max, default 2/5, and "
+      "disable_by_batch_size, default 16); methods: ngram (mtp, eagle3 not yet)");
+}
+
 void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides) {
   command.add_option("--hf-overrides", hf_overrides,
                      "JSON object merged into config.json before it is read (as vLLM's), e.g. "

@@ -22,6 +22,10 @@ void add_engine_flags(CLI::App& command, EngineOptions& options, std::string& lo
 // HADRON_KV_OFFLOAD_IO=posix makes the disk tier use pread/pwrite instead of io_uring.
 void add_kv_offload_flags(CLI::App& command, OffloadOptions& offload);
 
+// Adds --speculative-config (vLLM's JSON object, engine/spec_config.h) to `command`, which
+// sets options.speculative (generate, serve and bench).
+void add_speculative_flag(CLI::App& command, EngineOptions& options);
+
 // Adds --hf-overrides (a JSON object merged into config.json, loader/hf_config.h) to `command`;
 // for commands that read a config without the other engine flags.
 void add_hf_overrides_flag(CLI::App& command, std::string& hf_overrides);

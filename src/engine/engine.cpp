@@ -22,6 +22,13 @@ Engine::Engine(LoadedModel& model, const Detokenizer* detokenizer,
     eos_token_ids_.push_back(static_cast<int32_t>(id));
   eos_token_ids_.insert(eos_token_ids_.end(), extra_eos_token_ids.begin(),
                         extra_eos_token_ids.end());
+  if (const auto& spec = model.options().speculative) {
+    if (model.state_slots().enabled())
+      input_error(
+          "speculative decoding is not supported yet for models with linear-attention (gated "
+          "DeltaNet) layers: rolling their recurrent state back is not implemented");
+    spec_ = std::make_unique<SpecDecoder>(*spec);
+  }
 }
 
 Engine::~Engine() {
@@ -222,7 +229,7 @@ SchedulerOutput Engine::schedule_step() {
   });
   plan.n_tokens = 0;
   for (const ScheduledSeq& s : plan.seqs) {
-    plan.n_tokens += s.n_tokens;
+    plan.n_tokens += s.n_tokens + s.n_draft;
     const int64_t lost = std::min(s.seq->n_computed + s.n_tokens, s.seq->n_computed_lost);
     n_recomputed_tokens_ += std::max<int64_t>(0, lost - s.seq->n_computed);
   }
@@ -247,13 +254,22 @@ void Engine::charge_readback(StepKindStats* kind) {
   last_readback_ = now;
 }
 
-std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) const {
+std::vector<SequenceStep> Engine::build_steps(const SchedulerOutput& plan) {
   std::vector<SequenceStep> steps;
+  verify_chunks_.clear();
+  verify_chunks_.reserve(plan.seqs.size());  // no reallocation: steps point into them
   for (const ScheduledSeq& s : plan.seqs) {
     const Tracked& t = *seqs_.at(s.seq);
     const bool all_logits = t.prompt_logprobs_pending && s.seq->n_computed < s.seq->prompt_len;
-    steps.push_back({std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens),
-                     s.seq->n_computed, s.seq->blocks, all_logits, s.seq->state_slot});
+    std::span<const int32_t> tokens =
+        std::span(s.seq->tokens).subspan(s.seq->n_computed, s.n_tokens);
+    if (s.n_draft > 0) {
+      std::vector<int32_t>& chunk = verify_chunks_.emplace_back(tokens.begin(), tokens.end());
+      chunk.insert(chunk.end(), s.seq->draft.begin(), s.seq->draft.begin() + s.n_draft);
+      tokens = chunk;
+    }
+    steps.push_back(
+        {tokens, s.seq->n_computed, s.seq->blocks, all_logits || s.n_draft > 0, s.seq->state_slot});
   }
   return steps;
 }
@@ -319,8 +335,10 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     Sequence& seq = *plan.seqs[i].seq;
     Tracked& t = *seqs_.at(&seq);
-    const int64_t n_rows = steps[i].all_logits ? plan.seqs[i].n_tokens : 1;
-    if (steps[i].all_logits) collect_prompt_logprobs(t, logits, row, steps[i], vocab);
+    const int64_t n_draft = plan.seqs[i].n_draft;
+    const int64_t n_rows = steps[i].all_logits ? static_cast<int64_t>(steps[i].tokens.size()) : 1;
+    if (steps[i].all_logits && n_draft == 0)
+      collect_prompt_logprobs(t, logits, row, steps[i], vocab);
     row += n_rows;
     if (seq.n_uncomputed() > 0) continue;  // a prefill chunk that did not reach the end
     if (seq.params->max_tokens == 0) {     // the prompt alone (its logprobs): no token
@@ -331,9 +349,14 @@ void Engine::run_on_host(const SchedulerOutput& plan, std::span<const SequenceSt
       continue;
     }
     RequestOutput out = start_output(t, seq.n_output() == 0);
-    seq.tokens.push_back(
-        process_and_sample(t, std::span(logits).subspan((row - 1) * vocab, vocab), out));
-    report_token(t, out);
+    if (n_draft > 0) {
+      verify_draft(t, n_draft, std::span(logits).subspan((row - n_rows) * vocab, n_rows * vocab),
+                   static_cast<int64_t>(plan.seqs.size()), out);
+    } else {
+      seq.tokens.push_back(
+          process_and_sample(t, std::span(logits).subspan((row - 1) * vocab, vocab), out));
+      report_token(t, out);
+    }
     if (out.finished) finished.push_back(&seq);
     outputs.push_back(std::move(out));
   }
@@ -345,11 +368,19 @@ std::vector<RequestOutput> Engine::step() {
   const double runner_before = runner_seconds_;
   std::vector<RequestOutput> outputs;
   std::vector<Sequence*> finished;
+  const bool was_idle = !in_flight_;  // nothing of an earlier step waited on in this one
+  if (spec_) propose_drafts(outputs, finished);
   SchedulerOutput plan = schedule_step();
   restore_states(plan);
+  // Verified drafts need every position's logits, on the host.
   const bool on_device = std::all_of(plan.seqs.begin(), plan.seqs.end(), [&](const auto& s) {
-    return samples_on_device(*seqs_.at(s.seq));
+    return s.n_draft == 0 && samples_on_device(*seqs_.at(s.seq));
   });
+  if (spec_) {
+    int64_t k = 0;
+    for (const ScheduledSeq& s : plan.seqs) k = std::max(k, s.n_draft);
+    spec_->set_k_in_use(k);
+  }
   const bool overlap = async_ && on_device && !plan.seqs.empty();
   if (in_flight_ && !overlap) {  // this step needs the tokens in flight first
     collect(*in_flight_, outputs, finished);
@@ -380,6 +411,7 @@ std::vector<RequestOutput> Engine::step() {
   } else {
     run_on_host(plan, build_steps(plan), outputs, finished);
   }
+  if (spec_ && was_idle && !in_flight_) observe_step_cost(plan, seconds_since(step_start));
   for (const Sequence* seq : finished) seqs_.erase(seq);
   ++n_steps_;
   host_seconds_ += seconds_since(step_start) - (runner_seconds_ - runner_before);
@@ -467,7 +499,8 @@ EngineStats Engine::stats() const {
                     mixed_steps_,
                     prefill_steps_,
                     n_recomputed_tokens_,
-                    {}};
+                    {},
+                    spec_ ? spec_->stats() : SpecStats{}};
   if (const KvOffload* offload = model_.offload()) stats.offload = offload->stats();
   return stats;
 }

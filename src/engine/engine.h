@@ -22,6 +22,7 @@
 #include "engine/loaded_model.h"
 #include "engine/logits_processor.h"
 #include "engine/scheduler.h"
+#include "engine/spec_decode.h"
 #include "engine/stop_checker.h"
 #include "grammar/matcher.h"
 
@@ -64,6 +65,7 @@ struct EngineStats {
   StepKindStats decode_steps, mixed_steps, prefill_steps;
   int64_t n_recomputed_tokens = 0;  // computed again after preemption dropped their KV
   OffloadStats offload;             // the prefix cache's host and disk tiers
+  SpecStats spec;                   // speculative decoding (all zero when it is off)
 };
 
 class Engine {
@@ -100,6 +102,7 @@ class Engine {
     std::unique_ptr<grammar::Matcher> grammar;  // with params.constraint: the output so far
     bool grammar_failed = false;                // a token the grammar refused was sampled
     bool grammar_waiting = false;               // params.constraint_after_token not sampled yet
+    SpecSeqState spec;                          // speculative decoding's policy state
   };
 
   // A launched step whose sampled tokens are not taken yet: the sequence of each row that
@@ -114,7 +117,9 @@ class Engine {
   StepKindStats* count_step(const SchedulerOutput& plan);
   // Charges the wall time since the last readback of tokens to `kind`.
   void charge_readback(StepKindStats* kind);
-  std::vector<SequenceStep> build_steps(const SchedulerOutput& plan) const;
+  // Steps of the plan; a verified draft runs as [newest token, draft...] (kept in
+  // verify_chunks_ until the next call) with logits for every position.
+  std::vector<SequenceStep> build_steps(const SchedulerOutput& plan);
   // Queues plan on the device and records what it will produce (placeholders, n_computed).
   InFlight launch(SchedulerOutput& plan, std::span<const SequenceStep> steps);
   // Takes in_flight's tokens, appends them and reports outputs; finished sequences are
@@ -145,6 +150,19 @@ class Engine {
   void report_token(Tracked& t, RequestOutput& out);
   void check_finished(Tracked& t, int32_t token, RequestOutput& out);
   void finish(Tracked& t, FinishReason reason, RequestOutput& out);
+  // Speculative decoding (engine/spec_verify.cpp). Sets each running sequence's draft for
+  // this step (none when the policy says so); first takes the tokens in flight, which
+  // drafting needs.
+  void propose_drafts(std::vector<RequestOutput>& outputs, std::vector<Sequence*>& finished);
+  bool may_draft(const Tracked& t) const;
+  // Samples every row of a verified chunk [newest, draft...] (logits [1 + n_draft, vocab]) as
+  // ordinary steps would, token by token, until a sampled token differs from the draft or the
+  // sequence finishes; then rolls the KV of rejected drafts back.
+  // (n_seqs: the step's sequences, for the policy.)
+  void verify_draft(Tracked& t, int64_t n_draft, std::span<float> logits, int64_t n_seqs,
+                    RequestOutput& out);
+  // Feeds the policy's cost model with a synchronous decode step's wall time.
+  void observe_step_cost(const SchedulerOutput& plan, double seconds);
   void collect_prompt_logprobs(Tracked& t, std::span<const float> logits, int64_t row,
                                const SequenceStep& step, int64_t vocab);
 
@@ -164,6 +182,8 @@ class Engine {
   bool async_ = false;
   std::optional<InFlight> in_flight_;
   uint64_t unseeded_counter_ = 0;
+  std::unique_ptr<SpecDecoder> spec_;                // null: no speculative decoding
+  std::vector<std::vector<int32_t>> verify_chunks_;  // build_steps' chunks of drafts
 };
 
 }  // namespace hadron

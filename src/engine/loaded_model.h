@@ -10,6 +10,7 @@
 
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
+#include "engine/spec_config.h"
 #include "kv/block_manager.h"
 #include "kv/offload_options.h"
 #include "kv/offload_tiers.h"
@@ -48,7 +49,8 @@ struct EngineOptions {
   bool enforce_eager = false;  // no CUDA graphs for decode steps (--enforce-eager)
   // Schedule step N+1 while the device runs step N (GPU backends; off on the CPU unless set).
   std::optional<bool> async_scheduling;
-  bool verbose = true;     // progress and timings on stderr
+  std::optional<SpeculativeConfig> speculative;  // --speculative-config
+  bool verbose = true;                           // progress and timings on stderr
   OffloadOptions offload;  // --kv-offloading-size, --kv-offload-disk-dir, --kv-offload-disk-gb
   // --tensor-parallel-size: ranks the model is sharded over (threads of this process, each
   // with its own CPU backend; engine/tensor_parallel_model.h).

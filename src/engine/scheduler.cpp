@@ -101,9 +101,10 @@ void Scheduler::preempt(Sequence& seq, SchedulerOutput& output, int64_t& budget)
   auto scheduled = std::find_if(output.seqs.begin(), output.seqs.end(),
                                 [&](const ScheduledSeq& s) { return s.seq == &seq; });
   if (scheduled != output.seqs.end()) {
-    budget += scheduled->n_tokens;
+    budget += scheduled->n_tokens + scheduled->n_draft;
     output.seqs.erase(scheduled);
   }
+  seq.draft.clear();
   std::erase(running_, &seq);
   release(seq);  // a linear-attention state is recomputed from position 0 with the KV
   seq.n_computed_lost = std::max(seq.n_computed_lost, seq.n_computed);
@@ -138,6 +139,27 @@ void Scheduler::schedule_running(SchedulerOutput& output, int64_t& budget) {
     if (preempted_self) continue;
     output.seqs.push_back({seq, n});
     budget -= n;
+  }
+}
+
+int64_t Scheduler::reserve_draft(Sequence& seq, int64_t budget) {
+  auto n = std::min(static_cast<int64_t>(seq.draft.size()), budget);
+  while (n > 0 && blocks_needed(seq, 1 + n) > blocks_.n_free()) --n;
+  if (n > 0) HADRON_CHECK(reserve(seq, 1 + n), "{} free blocks vanished", blocks_.n_free());
+  seq.draft.resize(std::max<int64_t>(n, 0));
+  return n;
+}
+
+void Scheduler::schedule_drafts(SchedulerOutput& output, int64_t& budget) {
+  // After every running sequence has its own tokens, so drafts only take what is left.
+  for (ScheduledSeq& s : output.seqs) {
+    if (s.seq->draft.empty()) continue;
+    if (s.n_tokens != 1 || s.seq->n_uncomputed() != 1) {
+      s.seq->draft.clear();
+      continue;
+    }
+    s.n_draft = reserve_draft(*s.seq, budget);
+    budget -= s.n_draft;
   }
 }
 
@@ -184,8 +206,9 @@ SchedulerOutput Scheduler::schedule() {
   SchedulerOutput output;
   int64_t budget = config_.max_num_batched_tokens;
   schedule_running(output, budget);
+  schedule_drafts(output, budget);
   if (output.preempted.empty()) admit_waiting(output, budget);
-  for (const ScheduledSeq& s : output.seqs) output.n_tokens += s.n_tokens;
+  for (const ScheduledSeq& s : output.seqs) output.n_tokens += s.n_tokens + s.n_draft;
   return output;
 }
 
@@ -205,6 +228,18 @@ std::vector<StateCopy> Scheduler::on_step_done(const SchedulerOutput& output) {
       snapshots.push_back({seq.state_slot, *row});
   }
   return snapshots;
+}
+
+void Scheduler::accept_draft(Sequence& seq, int64_t n_accepted) {
+  seq.n_computed += n_accepted;
+  blocks_.cache_full_blocks(seq.blocks, std::span(seq.tokens).first(seq.n_computed), seq.cache_salt,
+                            seq.hash_cursor);
+  const auto keep = static_cast<size_t>(
+      (static_cast<int64_t>(seq.tokens.size()) + blocks_.block_size() - 1) / blocks_.block_size());
+  if (seq.blocks.size() > keep) {
+    blocks_.release(std::span(seq.blocks).subspan(keep));
+    seq.blocks.resize(keep);
+  }
 }
 
 }  // namespace hadron

@@ -39,7 +39,8 @@ struct SchedulerConfig {
 
 struct ScheduledSeq {
   Sequence* seq;
-  int64_t n_tokens;  // tokens [n_computed, n_computed + n_tokens) run this step
+  int64_t n_tokens;     // tokens [n_computed, n_computed + n_tokens) run this step
+  int64_t n_draft = 0;  // then seq->draft's first n_draft tokens, to verify (n_tokens is 1)
 };
 
 // A sequence admitted on a cached prefix whose state starts from a snapshot.
@@ -51,7 +52,7 @@ struct StateRestore {
 struct SchedulerOutput {
   std::vector<ScheduledSeq> seqs;
   std::vector<Sequence*> preempted;
-  int64_t n_tokens = 0;
+  int64_t n_tokens = 0;  // draft tokens included
   // Snapshots to copy into admitted sequences' slots before the step runs; each row holds a
   // reference to release once copied. A sequence restored at its fork_at runs no token this
   // step (it is not in `seqs`): its siblings fork first.
@@ -71,15 +72,23 @@ class Scheduler {
   // Drops a sequence wherever it is and releases its blocks and state slot now.
   void remove(Sequence* seq);
   SchedulerOutput schedule();
-  // After the step ran: advances n_computed and registers newly full blocks for reuse.
-  // Returns the state copies (slot -> snapshot row) that snapshot the sequences now at a
-  // block boundary of their prompt, to run after the step.
+  // After the step ran: advances n_computed and registers newly full blocks for reuse
+  // (draft tokens are not counted: see accept_draft). Returns the state copies (slot ->
+  // snapshot row) that snapshot the sequences now at a block boundary of their prompt, to run
+  // after the step.
   std::vector<StateCopy> on_step_done(const SchedulerOutput& output);
+  // After verification appended n_accepted draft tokens and one more to seq.tokens: their KV,
+  // written by the step, counts as computed; blocks wholly past the sequence's tokens (rejected
+  // drafts' KV only) are freed. Rejected drafts' KV in a kept block is overwritten later.
+  void accept_draft(Sequence& seq, int64_t n_accepted);
 
   size_t n_running() const { return running_.size(); }
   size_t n_waiting() const { return waiting_.size(); }
 
  private:
+  // Blocks for seq.draft too, if they are free (a draft never preempts); trims seq.draft to
+  // what fits in `budget` and the blocks. Returns the draft tokens scheduled.
+  int64_t reserve_draft(Sequence& seq, int64_t budget);
   // Ensures seq's blocks cover n_computed + n_tokens tokens; false if blocks ran out.
   bool reserve(Sequence& seq, int64_t n_tokens);
   // Blocks seq needs beyond its own to cover n_computed + n_tokens tokens.
@@ -101,6 +110,8 @@ class Scheduler {
   // returns that snapshot's row (referenced), or -1.
   int32_t cut_at_snapshot(Sequence& seq, PrefixMatch& match);
   void schedule_running(SchedulerOutput& output, int64_t& budget);
+  // Adds the drafts of scheduled decodes that budget and free blocks allow.
+  void schedule_drafts(SchedulerOutput& output, int64_t& budget);
   void admit_waiting(SchedulerOutput& output, int64_t& budget);
 
   SchedulerConfig config_;

@@ -43,6 +43,9 @@ struct Sequence {
   int64_t cached_prefix_end = 0;
   int64_t n_preemptions = 0;
   int64_t n_computed_lost = 0;  // the most tokens a preemption dropped: those are recomputed
+  // Speculative draft tokens to follow tokens.back() this step (engine/spec_*); never part of
+  // `tokens`, so never hashed into the prefix cache. The scheduler may drop them.
+  std::vector<int32_t> draft;
 
   int64_t n_output() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
   int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }

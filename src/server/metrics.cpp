@@ -106,6 +106,34 @@ void Metrics::count_http(int status) {
   increment(http_, status);
 }
 
+namespace {
+
+// Speculative decoding's counters (vLLM's spec_decode metrics) and the k of the last step.
+void render_spec(const SpecStats& spec, const std::string& label, std::string& out) {
+  const auto line = [&](const char* name, const char* help, const char* type, int64_t value) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0}{{{3}}} {4}\n", name, help, type, label,
+                       value);
+  };
+  line("hadron_spec_decode_num_drafts_total", "Sequence steps that verified a draft.", "counter",
+       spec.n_drafts);
+  line("hadron_spec_decode_num_draft_tokens_total", "Draft tokens verified.", "counter",
+       spec.n_draft_tokens);
+  line("hadron_spec_decode_num_accepted_tokens_total", "Draft tokens accepted.", "counter",
+       spec.n_accepted_tokens);
+  out +=
+      "# HELP hadron_spec_decode_num_accepted_tokens_per_pos_total Drafts whose token at this "
+      "position was accepted.\n# TYPE hadron_spec_decode_num_accepted_tokens_per_pos_total "
+      "counter\n";
+  for (size_t i = 0; i < spec.accepted_per_position.size(); ++i)
+    out += fmt::format(
+        "hadron_spec_decode_num_accepted_tokens_per_pos_total{{{},position=\"{}\"}} {}\n", label, i,
+        spec.accepted_per_position[i]);
+  line("hadron_spec_decode_k", "Longest draft of the last step (0: speculation off).", "gauge",
+       spec.k_in_use);
+}
+
+}  // namespace
+
 std::string Metrics::render(const EngineStats& stats, const std::string& model_name) const {
   const std::string label = fmt::format("model_name=\"{}\"", model_name);
   std::string out;
@@ -148,6 +176,7 @@ std::string Metrics::render(const EngineStats& stats, const std::string& model_n
   gauge("hadron_num_preemptions_total", "Sequences preempted for KV blocks.", "counter",
         static_cast<double>(stats.n_preemptions));
   if (stats.offload.enabled) out += render_offload(stats.offload, label);
+  if (!stats.spec.accepted_per_position.empty()) render_spec(stats.spec, label, out);
   out += ttft_.render("hadron_time_to_first_token_seconds", "Time to the first token.");
   out += inter_token_.render("hadron_inter_token_latency_seconds", "Time between tokens.");
   out += e2e_.render("hadron_e2e_request_latency_seconds", "Request latency, end to end.");
