@@ -27,19 +27,6 @@ std::unique_ptr<LoadedModel> load(const std::string& fixture, bool prefix_cachin
   return LoadedModel::load(options, make_cpu_backend());
 }
 
-std::vector<int32_t> random_tokens(std::mt19937& rng, int n) {
-  std::vector<int32_t> tokens(n);
-  for (int32_t& t : tokens) t = 3 + static_cast<int32_t>(rng() % 500);
-  return tokens;
-}
-
-GenerationRequest greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
-  GenerationRequest r{std::move(prompt), {}};
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
-  return r;
-}
-
 void expect_nothing_held(LoadedModel& model) {
   EXPECT_EQ(model.blocks().n_free(), model.blocks().n_blocks());
   EXPECT_EQ(model.state_slots().n_free(), model.state_slots().n_slots());
@@ -123,41 +110,12 @@ void run_random_traffic_with_shared_prefixes(const std::string& fixture, bool as
   std::vector<std::vector<int32_t>> prefixes;
   for (int i = 0; i < 3; ++i)
     prefixes.push_back(random_tokens(rng, 8 + static_cast<int>(rng() % 24)));
-  std::map<uint64_t, GenerationRequest> live;
-  std::map<uint64_t, std::vector<int32_t>> outputs;
-  uint64_t next_id = 0;
-  int n_checked = 0;
-  for (int round = 0; round < 120; ++round) {
-    const int action = rng() % 5;
-    if (action <= 1) {
-      std::vector<int32_t> prompt = prefixes[rng() % prefixes.size()];
-      const std::vector<int32_t> tail = random_tokens(rng, 1 + static_cast<int>(rng() % 12));
-      prompt.insert(prompt.end(), tail.begin(), tail.end());
-      GenerationRequest r = greedy(prompt, 1 + rng() % 10);
-      engine.add_request(next_id, r.prompt, r.params);
-      live.emplace(next_id++, std::move(r));
-    } else if (action == 2 && !live.empty() && rng() % 3 == 0) {
-      auto victim = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-      engine.abort_request(victim->first);
-      outputs.erase(victim->first);
-      live.erase(victim);
-    } else {
-      for (const RequestOutput& out : engine.step()) {
-        auto& tokens = outputs[out.request_id];
-        tokens.insert(tokens.end(), out.token_ids.begin(), out.token_ids.end());
-        if (!out.finished) continue;
-        EXPECT_EQ(tokens, generate(*reference, {live.at(out.request_id)})[0].completions[0])
-            << "request " << out.request_id;
-        ++n_checked;
-        live.erase(out.request_id);
-        outputs.erase(out.request_id);
-      }
-    }
-  }
-  for (const auto& [id, r] : live) engine.abort_request(id);
+  SharedPrefixTraffic traffic{engine, *reference, prefixes, 12, 10};
+  for (int round = 0; round < 120; ++round) traffic.round(rng, static_cast<int>(rng() % 5));
+  for (const auto& [id, r] : traffic.live) engine.abort_request(id);
   while (engine.has_unfinished()) engine.step();
   const EngineStats stats = engine.stats();
-  EXPECT_GT(n_checked, 10);
+  EXPECT_GT(traffic.n_checked, 10);
   EXPECT_GT(stats.prefix_hit_tokens, 0);
   EXPECT_GT(stats.n_preemptions, 0);
   expect_nothing_held(*cached);

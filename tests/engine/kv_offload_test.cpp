@@ -23,19 +23,6 @@
 namespace hadron {
 namespace {
 
-std::vector<int32_t> random_tokens(std::mt19937& rng, int n) {
-  std::vector<int32_t> tokens(n);
-  for (int32_t& t : tokens) t = 3 + static_cast<int32_t>(rng() % 500);
-  return tokens;
-}
-
-GenerationRequest greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
-  GenerationRequest request{std::move(prompt), {}};
-  request.params.max_tokens = max_tokens;
-  request.params.ignore_eos = true;
-  return request;
-}
-
 std::string disk_parent() {
   const std::string dir = ::testing::TempDir() + "hadron-kv-offload-test";
   std::filesystem::create_directories(dir);
@@ -277,46 +264,21 @@ TEST_P(KvOffloadDisk, RandomTrafficKeepsOutputsAndLosesNoBlock) {
   auto reference = load("qwen3-gqa4", std::nullopt, /*prefix_caching=*/false);
   auto model = load("qwen3-gqa4", TierSizes{3, 20, GetParam()});
   Engine engine(*model, nullptr);
-  std::map<uint64_t, GenerationRequest> live;
-  std::map<uint64_t, std::vector<int32_t>> produced;
-  uint64_t next_id = 0;
-  int n_checked = 0;
+  SharedPrefixTraffic traffic{engine, *reference, prefixes, 10, 6};
   auto check_tiers = [&] {
     const OffloadStats s = model->offload()->stats();
     ASSERT_LE(s.host.blocks, s.host.capacity_blocks);
     ASSERT_LE(s.disk.blocks, s.disk.capacity_blocks);
     ASSERT_EQ(static_cast<int64_t>(block_files(*model).size()), s.disk.blocks);
   };
-  for (int round = 0; round < 160 || !live.empty(); ++round) {
+  for (int round = 0; round < 160 || !traffic.live.empty(); ++round) {
     const int action = round < 160 ? static_cast<int>(rng() % 5) : 4;
-    if (action <= 1 && live.size() < 6) {
-      std::vector<int32_t> prompt = prefixes[rng() % prefixes.size()];
-      const std::vector<int32_t> suffix = random_tokens(rng, 1 + static_cast<int>(rng() % 10));
-      prompt.insert(prompt.end(), suffix.begin(), suffix.end());
-      GenerationRequest request = greedy(prompt, 1 + rng() % 6);
-      engine.add_request(next_id, request.prompt, request.params);
-      live.emplace(next_id++, std::move(request));
-    } else if (action == 2 && !live.empty() && rng() % 3 == 0) {
-      auto victim = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-      engine.abort_request(victim->first);
-      produced.erase(victim->first);
-      live.erase(victim);
-    } else {
-      for (const RequestOutput& out : engine.step()) {
-        auto& tokens = produced[out.request_id];
-        tokens.insert(tokens.end(), out.token_ids.begin(), out.token_ids.end());
-        if (!out.finished) continue;
-        EXPECT_EQ(tokens, generate(*reference, {live.at(out.request_id)})[0].completions[0])
-            << "request " << out.request_id;
-        ++n_checked;
-        live.erase(out.request_id);
-        produced.erase(out.request_id);
-      }
-    }
+    // At most 6 requests in flight: a seventh add steps instead.
+    traffic.round(rng, action <= 1 && traffic.live.size() >= 6 ? 4 : action);
     check_tiers();
   }
   const OffloadStats s = model->offload()->stats();
-  EXPECT_GT(n_checked, 20);
+  EXPECT_GT(traffic.n_checked, 20);
   EXPECT_GT(s.host.hit_blocks, 0);
   EXPECT_GT(s.disk.hit_blocks, 0);
   EXPECT_EQ(s.disk.dropped_blocks, 0);
